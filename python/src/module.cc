@@ -1,0 +1,3 @@
+// placeholder replaced below
+#include <nanobind/nanobind.h>
+NB_MODULE(_sdx, m) {}

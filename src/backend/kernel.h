@@ -1,0 +1,101 @@
+// Kernel: the executable form of one graph node on one backend.
+//
+// A kernel is created once per node when a session loads (init() parses and
+// validates attributes, so bad attributes fail at load time, naming the node),
+// then run() is called for every execution. run() reads inputs from the
+// KernelContext and obtains outputs from it: the executor decides where output
+// memory comes from (fresh allocation, a planned buffer), kernels never keep
+// pointers between calls.
+//
+//   class ReluKernel final : public Kernel {
+//    public:
+//     Status run(KernelContext& ctx) override {
+//       const Tensor& x = ctx.input(0);
+//       SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "Relu");
+//       ...
+//       return Status::ok();
+//     }
+//   };
+//   const KernelRegistrar kRelu({"Relu", "", 1, kAnyOpset, kernel_factory<ReluKernel>()});
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/datum.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace sdx::backend {
+
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+
+  virtual const ir::Node& node() const = 0;
+
+  virtual int num_inputs() const = 0;
+  // True when input i is given and holds a value (omitted optional inputs are absent).
+  virtual bool has_input(int i) const = 0;
+  // The tensor at input i. Only valid when has_input(i) and the value is a tensor.
+  virtual const Tensor& input(int i) const = 0;
+  virtual const Datum& input_datum(int i) const = 0;
+
+  virtual int num_outputs() const = 0;
+  // False when output i is omitted by the node (kernels may skip computing it).
+  virtual bool wants_output(int i) const = 0;
+  // Storage for output i with the given type and shape.
+  virtual Result<Tensor> allocate_output(int i, DType dtype, const Shape& shape) = 0;
+  // Publishes an existing tensor (e.g. a view of an input) as output i.
+  virtual Status set_output(int i, Tensor t) = 0;
+  virtual Status set_output_datum(int i, Datum d) = 0;
+
+  // Runs a subgraph (If branch, Loop/Scan body) with the given inputs; outer-scope
+  // values resolve against the frame this node runs in.
+  virtual Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, std::vector<Datum> inputs) = 0;
+
+  // Convenience: "node 'name' (Op)" for error messages.
+  std::string where() const { return node().describe(); }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Parses and validates attributes. Called once at load time.
+  virtual Status init(const ir::Node& node) {
+    (void)node;
+    return Status::ok();
+  }
+  virtual Status run(KernelContext& ctx) = 0;
+};
+
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const ir::Node&)>;
+
+inline constexpr int kAnyOpset = INT_MAX;
+
+struct KernelDef {
+  std::string op;
+  std::string domain;  // "" for the ONNX default domain
+  int since_version = 1;
+  int until_version = kAnyOpset;  // inclusive
+  KernelFactory create;
+};
+
+template <typename K>
+KernelFactory kernel_factory() {
+  return [](const ir::Node& node) -> Result<std::unique_ptr<Kernel>> {
+    auto k = std::make_unique<K>();
+    SDX_RETURN_IF_ERROR(k->init(node), node.describe());
+    return std::unique_ptr<Kernel>(std::move(k));
+  };
+}
+
+// A stateless kernel from a function.
+using KernelFn = std::function<Status(KernelContext&)>;
+KernelFactory function_kernel(KernelFn fn);
+
+}  // namespace sdx::backend

@@ -1,0 +1,22 @@
+// ONNX model import: ModelProto bytes -> ir::Model.
+//
+//   SDX_ASSIGN_OR_RETURN(ir::Model m, onnx::load_model_file("model.onnx"), "");
+//   SDX_ASSIGN_OR_RETURN(ir::Model m, onnx::load_model_bytes(bytes), "");
+//
+// Resolves opset imports onto every node, converts initializers (see
+// tensor_proto.h), and imports If/Loop/Scan subgraphs with outer-scope names
+// resolved against the enclosing graphs. Errors name the graph and node.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace sdx::onnx {
+
+Result<ir::Model> load_model_file(const std::string& path);
+// base_dir is where external data is looked up ("" forbids external data).
+Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& base_dir = "");
+
+}  // namespace sdx::onnx

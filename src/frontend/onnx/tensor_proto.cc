@@ -1,0 +1,163 @@
+#include "frontend/onnx/tensor_proto.h"
+
+#include <cstring>
+
+#include "frontend/onnx/external_data.h"
+#include "sdx_onnx.pb.h"
+#include "sdx_onnx_data.pb.h"
+
+namespace sdx::onnx {
+namespace {
+
+Status check_count(const std::string& name, int64_t have, int64_t want, const char* field) {
+  if (have != want)
+    return data_loss("tensor '" + name + "': " + field + " holds " + std::to_string(have) + " values but dims need " +
+                     std::to_string(want));
+  return Status::ok();
+}
+
+template <typename Src, typename Dst>
+void copy_cast(const Src& src, Dst* dst) {
+  for (int i = 0; i < src.size(); ++i) dst[i] = static_cast<Dst>(src.Get(i));
+}
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::string& base_dir) {
+  const std::string& name = proto.name();
+  auto dt = dtype_from_onnx(proto.data_type());
+  if (!dt) return invalid_argument("tensor '" + name + "' has unknown element type " + std::to_string(proto.data_type()));
+  DType dtype = *dt;
+  if (dtype == DType::kComplex64 || dtype == DType::kComplex128)
+    return unimplemented("tensor '" + name + "': complex element types are not supported");
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  SDX_ASSIGN_OR_RETURN(Shape shape, Shape::make(dims), "tensor '" + name + "'");
+  if (proto.has_segment()) return unimplemented("tensor '" + name + "': segmented tensors are not supported");
+  const int64_t n = shape.numel();
+  const size_t want_bytes = dtype_storage_bytes(dtype, n);
+
+  if (proto.data_location() == sdx_onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : proto.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (...) {
+        return invalid_argument("tensor '" + name + "': external data field '" + kv.key() + "' is not a number");
+      }
+    }
+    if (dtype == DType::kString) return invalid_argument("tensor '" + name + "': string tensors cannot use external data");
+    if (length >= 0 && static_cast<size_t>(length) != want_bytes)
+      return data_loss("tensor '" + name + "': external data length " + std::to_string(length) + " but dims " +
+                       shape.to_string() + " of " + dtype_name(dtype) + " need " + std::to_string(want_bytes) + " bytes");
+    SDX_ASSIGN_OR_RETURN(std::string bytes, read_external_data(base_dir, location, offset,
+                                                               length >= 0 ? length : static_cast<int64_t>(want_bytes)),
+                         "tensor '" + name + "'");
+    SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), "tensor '" + name + "'");
+    std::memcpy(t.raw_data(), bytes.data(), want_bytes);
+    return t;
+  }
+
+  SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape, cpu_allocator(), true), "tensor '" + name + "'");
+  if (dtype == DType::kString) {
+    SDX_RETURN_IF_ERROR(check_count(name, proto.string_data_size(), n, "string_data"), "");
+    for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = proto.string_data(static_cast<int>(i));
+    return t;
+  }
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != want_bytes)
+      return data_loss("tensor '" + name + "': raw_data has " + std::to_string(proto.raw_data().size()) +
+                       " bytes but dims " + shape.to_string() + " of " + dtype_name(dtype) + " need " +
+                       std::to_string(want_bytes));
+    if (want_bytes) std::memcpy(t.raw_data(), proto.raw_data().data(), want_bytes);
+    return t;
+  }
+  switch (dtype) {
+    case DType::kFloat32:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.float_data_size(), n, "float_data"), "");
+      copy_cast(proto.float_data(), t.data<float>());
+      break;
+    case DType::kFloat64:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.double_data_size(), n, "double_data"), "");
+      copy_cast(proto.double_data(), t.data<double>());
+      break;
+    case DType::kInt64:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.int64_data_size(), n, "int64_data"), "");
+      copy_cast(proto.int64_data(), t.data<int64_t>());
+      break;
+    case DType::kUint32:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.uint64_data_size(), n, "uint64_data"), "");
+      copy_cast(proto.uint64_data(), t.data<uint32_t>());
+      break;
+    case DType::kUint64:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.uint64_data_size(), n, "uint64_data"), "");
+      copy_cast(proto.uint64_data(), t.data<uint64_t>());
+      break;
+    case DType::kInt32:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
+      copy_cast(proto.int32_data(), t.data<int32_t>());
+      break;
+    case DType::kInt16: case DType::kUint16: case DType::kFloat16: case DType::kBFloat16:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
+      copy_cast(proto.int32_data(), t.data<uint16_t>());
+      break;
+    case DType::kInt8: case DType::kUint8: case DType::kBool: case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ: case DType::kFloat8E8M0:
+      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
+      copy_cast(proto.int32_data(), t.data<uint8_t>());
+      break;
+    case DType::kInt4: case DType::kUint4: case DType::kFloat4E2M1: case DType::kInt2: case DType::kUint2: {
+      // Packed: each int32_data entry holds one byte of packed storage.
+      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), static_cast<int64_t>(want_bytes), "int32_data (packed)"), "");
+      copy_cast(proto.int32_data(), t.data<uint8_t>());
+      break;
+    }
+    default:
+      return unimplemented("tensor '" + name + "': element type " + dtype_name(dtype) + " is not supported");
+  }
+  return t;
+}
+
+Result<Tensor> parse_tensor_proto(const std::string& bytes, const std::string& base_dir) {
+  sdx_onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) return data_loss("not a valid TensorProto");
+  return tensor_from_proto(proto, base_dir);
+}
+
+Result<Datum> parse_sequence_proto(const std::string& bytes) {
+  sdx_onnx::SequenceProto proto;
+  if (!proto.ParseFromString(bytes)) return data_loss("not a valid SequenceProto");
+  if (proto.elem_type() != sdx_onnx::SequenceProto::TENSOR && proto.elem_type() != sdx_onnx::SequenceProto::UNDEFINED)
+    return unimplemented("sequence '" + proto.name() + "': only sequences of tensors are supported");
+  std::vector<Tensor> items;
+  DType elem = DType::kUndefined;
+  for (const auto& tp : proto.tensor_values()) {
+    SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, ""), "sequence '" + proto.name() + "'");
+    elem = t.dtype();
+    items.push_back(std::move(t));
+  }
+  return Datum::sequence(std::move(items), elem);
+}
+
+Result<Datum> parse_optional_proto(const std::string& bytes) {
+  sdx_onnx::OptionalProto proto;
+  if (!proto.ParseFromString(bytes)) return data_loss("not a valid OptionalProto");
+  switch (proto.elem_type()) {
+    case sdx_onnx::OptionalProto::UNDEFINED: return Datum::none();
+    case sdx_onnx::OptionalProto::TENSOR: {
+      if (!proto.has_tensor_value()) return Datum::none();
+      SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(proto.tensor_value(), ""), "optional '" + proto.name() + "'");
+      return Datum::tensor(std::move(t));
+    }
+    case sdx_onnx::OptionalProto::SEQUENCE: {
+      if (!proto.has_sequence_value()) return Datum::none();
+      return parse_sequence_proto(proto.sequence_value().SerializeAsString());
+    }
+    default:
+      return unimplemented("optional '" + proto.name() + "': unsupported element kind");
+  }
+}
+
+}  // namespace sdx::onnx

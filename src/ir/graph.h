@@ -1,0 +1,149 @@
+// The sdx IR: Graph owns Nodes and Values; Nodes reference Values by pointer.
+// A subgraph (If/Loop/Scan body) is a Graph whose `parent` is the enclosing
+// graph; its nodes may read Values owned by an ancestor graph (outer scope).
+//
+//   ir::Graph g("main");
+//   ir::Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, ...));
+//   ir::Node* n = g.add_node("Relu", "", "relu0", {x}, {"y"});
+//   g.add_output(n->output(0));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/attribute.h"
+#include "ir/type_info.h"
+
+namespace sdx::ir {
+
+class Graph;
+class Node;
+
+class Value {
+ public:
+  const std::string& name() const { return name_; }
+  const TypeInfo& type() const { return type_; }
+  TypeInfo& mutable_type() { return type_; }
+  Graph* owner() const { return owner_; }
+  // Index in owner()->values(); stable for the life of the graph.
+  int index() const { return index_; }
+  Node* producer() const { return producer_; }
+  int producer_output() const { return producer_output_; }
+  bool is_initializer() const { return initializer_.has_value(); }
+  const Tensor& initializer() const { return *initializer_; }
+  void set_initializer(Tensor t) { initializer_ = std::move(t); }
+  bool is_graph_input() const { return is_graph_input_; }
+
+ private:
+  friend class Graph;
+  std::string name_;
+  TypeInfo type_;
+  Graph* owner_ = nullptr;
+  int index_ = -1;
+  Node* producer_ = nullptr;
+  int producer_output_ = -1;
+  bool is_graph_input_ = false;
+  std::optional<Tensor> initializer_;
+};
+
+class Node {
+ public:
+  const std::string& name() const { return name_; }
+  const std::string& op_type() const { return op_type_; }
+  const std::string& domain() const { return domain_; }
+  // The opset version of this node's domain imported by the model.
+  int opset() const { return opset_; }
+  void set_opset(int v) { opset_ = v; }
+  Graph* owner() const { return owner_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // nullptr for an omitted optional input/output.
+  Value* input(int i) const { return i < num_inputs() ? inputs_[static_cast<size_t>(i)] : nullptr; }
+  Value* output(int i) const { return i < num_outputs() ? outputs_[static_cast<size_t>(i)] : nullptr; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+
+  const std::vector<Attribute>& attributes() const { return attrs_; }
+  void add_attribute(Attribute a) { attrs_.push_back(std::move(a)); }
+  const Attribute* attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  float attr_float(const std::string& name, float def) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(const std::string& name, std::vector<float> def = {}) const;
+  // All subgraph attributes (If branches, Loop/Scan bodies).
+  std::vector<Graph*> subgraphs() const;
+
+  // "'name' (OpType)" for error messages.
+  std::string describe() const;
+
+ private:
+  friend class Graph;
+  std::string name_, op_type_, domain_;
+  int opset_ = 0;
+  Graph* owner_ = nullptr;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<Attribute> attrs_;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name, Graph* parent = nullptr) : name_(std::move(name)), parent_(parent) {}
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+  Graph* parent() const { return parent_; }
+  void set_parent(Graph* p) { parent_ = p; }
+
+  // Creates a value owned by this graph. Names must be unique within the graph.
+  Value* add_value(const std::string& name, TypeInfo type = {});
+  Value* add_input(const std::string& name, TypeInfo type);
+  Value* add_initializer(const std::string& name, Tensor t);
+  void add_output(Value* v) { outputs_.push_back(v); }
+  // Adds a node reading `inputs` (nullptr = omitted) and creating values named `outputs` ("" = omitted).
+  Node* add_node(const std::string& op_type, const std::string& domain, const std::string& name,
+                 const std::vector<Value*>& inputs, const std::vector<std::string>& outputs);
+
+  // Finds a value by name in this graph only.
+  Value* find_value(const std::string& name) const;
+  // Finds a value by name here or in an enclosing graph.
+  Value* resolve(const std::string& name) const;
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  std::vector<Value*> initializers() const;
+
+  // Reorders nodes_ topologically (stable); fails on a cycle or an undefined input.
+  Status sort_topologically();
+
+ private:
+  std::string name_;
+  Graph* parent_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::unordered_map<std::string, Value*> by_name_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+};
+
+// A loaded model: the main graph plus the metadata that governs it.
+struct Model {
+  std::shared_ptr<Graph> graph;
+  std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version
+  int64_t ir_version = 0;
+  std::string producer;
+  std::string path;  // file it came from, "" for bytes
+};
+
+}  // namespace sdx::ir

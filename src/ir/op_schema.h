@@ -1,0 +1,97 @@
+// OpSchema: one registration per operator: arity, fusion category, whether its
+// output shapes follow from input shapes alone (capturable) or depend on data
+// (a GAP in a captured plan), and optional output type inference.
+//
+// Register next to the op's family, once:
+//   SDX_OP_SCHEMA(Relu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
+//       .infer(infer_same_as_input(0));
+//   SDX_OP_SCHEMA(NonZero).category(OpCategory::kGather).data_dependent();
+//
+// Look up: const OpSchema* s = OpSchemaRegistry::get().find("Relu", "", 14);
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace sdx::ir {
+
+enum class OpCategory : uint8_t {
+#define SDX_OP_CATEGORY(e, s) e,
+#include "ir/op_category_defs.inc"
+#undef SDX_OP_CATEGORY
+};
+const char* op_category_name(OpCategory c);
+
+// Fills in node outputs' TypeInfo from its inputs' TypeInfo where it can.
+using TypeInferenceFn = std::function<Status(Node& node)>;
+
+class OpSchema {
+ public:
+  OpSchema() = default;
+  OpSchema(std::string name, std::string domain) : name_(std::move(name)), domain_(std::move(domain)) {}
+
+  OpSchema& since(int version) { since_ = version; return *this; }
+  OpSchema& category(OpCategory c) { category_ = c; return *this; }
+  OpSchema& inputs(int min, int max) { min_in_ = min; max_in_ = max; return *this; }
+  OpSchema& outputs(int min, int max) { min_out_ = min; max_out_ = max; return *this; }
+  OpSchema& data_dependent() { capturable_ = false; return *this; }
+  OpSchema& infer(TypeInferenceFn fn) { infer_ = std::move(fn); return *this; }
+
+  const std::string& name() const { return name_; }
+  const std::string& domain() const { return domain_; }
+  int since_version() const { return since_; }
+  OpCategory op_category() const { return category_; }
+  bool capturable() const { return capturable_; }
+  int min_inputs() const { return min_in_; }
+  int max_inputs() const { return max_in_; }
+  int min_outputs() const { return min_out_; }
+  int max_outputs() const { return max_out_; }
+  const TypeInferenceFn& inference() const { return infer_; }
+
+  // Checks arity of a node against this schema.
+  Status check_arity(const Node& node) const;
+
+ private:
+  std::string name_, domain_;
+  int since_ = 1;
+  OpCategory category_ = OpCategory::kOther;
+  bool capturable_ = true;
+  int min_in_ = 0, max_in_ = INT_MAX, min_out_ = 1, max_out_ = INT_MAX;
+  TypeInferenceFn infer_;
+};
+
+class OpSchemaRegistry {
+ public:
+  static OpSchemaRegistry& get();
+  void add(OpSchema schema);
+  // The schema for (op, domain); "ai.onnx" is treated as "".
+  const OpSchema* find(const std::string& op, const std::string& domain) const;
+  std::vector<const OpSchema*> all() const;
+
+ private:
+  std::unordered_map<std::string, OpSchema> schemas_;
+};
+
+struct OpSchemaRegistrar {
+  OpSchemaRegistrar(const OpSchema& schema) { OpSchemaRegistry::get().add(schema); }  // NOLINT
+};
+
+// Common inference rules.
+TypeInferenceFn infer_same_as_input(int input_index);
+TypeInferenceFn infer_fixed_type(DType t);
+TypeInferenceFn infer_from_attr_to();  // Cast-style "to" attribute
+
+std::string normalize_domain(const std::string& domain);
+
+}  // namespace sdx::ir
+
+// Declares a static registration; the builder chain follows.
+#define SDX_OP_SCHEMA_DOMAIN(op, domain) \
+  static const ::sdx::ir::OpSchemaRegistrar SDX_CONCAT_(sdx_schema_reg_, __LINE__) = ::sdx::ir::OpSchema(#op, domain)
+#define SDX_OP_SCHEMA(op) SDX_OP_SCHEMA_DOMAIN(op, "")

@@ -1,0 +1,143 @@
+#include "runtime/graph_executor.h"
+
+#include <unordered_set>
+
+#include "backend/kernel_registry.h"
+#include "ir/op_schema.h"
+
+namespace sdx::runtime {
+
+const Datum& Frame::lookup(const ir::Value* v) const {
+  for (const Frame* f = this; f; f = f->parent)
+    if (v->owner() == f->graph) return f->slots[static_cast<size_t>(v->index())];
+  static const Datum kEmpty;
+  return kEmpty;
+}
+
+namespace {
+
+// Values read by a node, including outer-scope reads made inside its subgraphs.
+void collect_reads(const ir::Node& node, std::vector<const ir::Value*>& out) {
+  for (const ir::Value* v : node.inputs())
+    if (v) out.push_back(v);
+  for (const ir::Graph* sg : node.subgraphs()) {
+    for (const auto& n : sg->nodes()) collect_reads(*n, out);
+    for (const ir::Value* v : sg->outputs()) out.push_back(v);
+  }
+}
+
+class InterpreterContext final : public backend::KernelContext {
+ public:
+  InterpreterContext(const ir::Node& node, Frame& frame, const GraphExecutor& exec)
+      : node_(node), frame_(frame), exec_(exec) {}
+
+  const ir::Node& node() const override { return node_; }
+  int num_inputs() const override { return node_.num_inputs(); }
+  bool has_input(int i) const override {
+    const ir::Value* v = node_.input(i);
+    return v && !frame_.lookup(v).is_empty();
+  }
+  const Tensor& input(int i) const override { return input_datum(i).as_tensor(); }
+  const Datum& input_datum(int i) const override {
+    static const Datum kEmpty;
+    const ir::Value* v = node_.input(i);
+    return v ? frame_.lookup(v) : kEmpty;
+  }
+  int num_outputs() const override { return node_.num_outputs(); }
+  bool wants_output(int i) const override { return node_.output(i) != nullptr; }
+
+  Result<Tensor> allocate_output(int i, DType dtype, const Shape& shape) override {
+    SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), where() + " output " + std::to_string(i));
+    SDX_RETURN_IF_ERROR(set_output(i, t), "");
+    return t;
+  }
+  Status set_output(int i, Tensor t) override { return set_output_datum(i, Datum::tensor(std::move(t))); }
+  Status set_output_datum(int i, Datum d) override {
+    if (i < 0 || i >= node_.num_outputs()) return internal_error(where() + ": kernel wrote output " + std::to_string(i) + " which the node does not have");
+    const ir::Value* v = node_.output(i);
+    if (!v) return Status::ok();  // omitted output: drop
+    frame_.slots[static_cast<size_t>(v->index())] = std::move(d);
+    return Status::ok();
+  }
+  Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, std::vector<Datum> inputs) override {
+    return exec_.run_subgraph(graph, frame_, std::move(inputs));
+  }
+
+ private:
+  const ir::Node& node_;
+  Frame& frame_;
+  const GraphExecutor& exec_;
+};
+
+}  // namespace
+
+Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported) {
+  graph_ = &graph;
+  std::unordered_map<const ir::Value*, int> last_use;
+  for (const auto& n : graph.nodes()) {
+    const int step = static_cast<int>(order_.size());
+    order_.push_back(n.get());
+    const backend::KernelDef* def = backend::KernelRegistry::cpu().find(*n);
+    const ir::OpSchema* schema = ir::OpSchemaRegistry::get().find(n->op_type(), n->domain());
+    if (schema) SDX_RETURN_IF_ERROR(schema->check_arity(*n), "");
+    if (!def) {
+      unsupported->push_back(n.get());
+      kernels_.push_back(nullptr);
+    } else {
+      SDX_ASSIGN_OR_RETURN(std::unique_ptr<backend::Kernel> k, def->create(*n), "");
+      kernels_.push_back(std::move(k));
+    }
+    for (const ir::Graph* sg : n->subgraphs()) {
+      auto sub = std::make_unique<GraphExecutor>();
+      SDX_RETURN_IF_ERROR(sub->prepare(*sg, unsupported), "subgraph '" + sg->name() + "' of " + n->describe());
+      subgraphs_[sg] = std::move(sub);
+    }
+    std::vector<const ir::Value*> reads;
+    collect_reads(*n, reads);
+    for (const ir::Value* v : reads)
+      if (v->owner() == &graph) last_use[v] = step;
+  }
+  std::unordered_set<const ir::Value*> keep(graph.outputs().begin(), graph.outputs().end());
+  release_at_step_.assign(order_.size(), {});
+  for (const auto& [v, step] : last_use)
+    if (!keep.count(v) && !v->is_initializer() && !v->is_graph_input()) release_at_step_[static_cast<size_t>(step)].push_back(v->index());
+  return Status::ok();
+}
+
+Status GraphExecutor::run(Frame& frame) const {
+  for (const auto& v : graph_->values())
+    if (v->is_initializer() && frame.slots[static_cast<size_t>(v->index())].is_empty())
+      frame.slots[static_cast<size_t>(v->index())] = Datum::tensor(v->initializer());
+  for (size_t step = 0; step < order_.size(); ++step) {
+    const ir::Node& node = *order_[step];
+    if (!kernels_[step]) return unimplemented(node.describe() + " has no kernel");
+    InterpreterContext ctx(node, frame, *this);
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      const ir::Value* v = node.input(i);
+      if (v && frame.lookup(v).is_empty())
+        return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
+    }
+    Status s = kernels_[step]->run(ctx);
+    if (!s.is_ok()) return s.with_context(node.describe());
+    for (int idx : release_at_step_[step]) frame.slots[static_cast<size_t>(idx)] = Datum();
+  }
+  return Status::ok();
+}
+
+Result<std::vector<Datum>> GraphExecutor::run_subgraph(const ir::Graph& graph, const Frame& parent,
+                                                       std::vector<Datum> inputs) const {
+  auto it = subgraphs_.find(&graph);
+  if (it == subgraphs_.end()) return internal_error("subgraph '" + graph.name() + "' was not prepared");
+  if (inputs.size() != graph.inputs().size())
+    return invalid_argument("subgraph '" + graph.name() + "' takes " + std::to_string(graph.inputs().size()) +
+                            " inputs but was given " + std::to_string(inputs.size()));
+  Frame frame(&graph, &parent);
+  for (size_t i = 0; i < inputs.size(); ++i) frame.slots[static_cast<size_t>(graph.inputs()[i]->index())] = std::move(inputs[i]);
+  SDX_RETURN_IF_ERROR(it->second->run(frame), "subgraph '" + graph.name() + "'");
+  std::vector<Datum> out;
+  out.reserve(graph.outputs().size());
+  for (const ir::Value* v : graph.outputs()) out.push_back(frame.lookup(v));
+  return out;
+}
+
+}  // namespace sdx::runtime

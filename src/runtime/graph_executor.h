@@ -1,0 +1,56 @@
+// GraphExecutor: runs one ir::Graph slot by slot (topological order), freeing
+// each intermediate after its last use. Subgraphs (If/Loop/Scan bodies) get
+// their own GraphExecutor and run in a child Frame that can read the parent's
+// values (outer scope).
+//
+//   GraphExecutor exec;  SDX_RETURN_IF_ERROR(exec.prepare(graph), "");
+//   Frame frame(&graph, nullptr);  bind inputs...;  SDX_RETURN_IF_ERROR(exec.run(frame), "");
+//
+// A prepared GraphExecutor is immutable and may run concurrently in many frames.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/kernel.h"
+#include "core/datum.h"
+#include "ir/graph.h"
+
+namespace sdx::runtime {
+
+// Run-time storage for one execution of one graph: one slot per ir::Value.
+struct Frame {
+  Frame(const ir::Graph* g, const Frame* p) : graph(g), parent(p), slots(g->values().size()) {}
+  const ir::Graph* graph;
+  const Frame* parent;
+  std::vector<Datum> slots;
+
+  // The slot holding v, searching enclosing frames for outer-scope values.
+  const Datum& lookup(const ir::Value* v) const;
+};
+
+class GraphExecutor {
+ public:
+  // Creates kernels for every node (recursively for subgraphs). Collects every
+  // unsupported node into `unsupported` instead of failing at the first.
+  Status prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported);
+
+  // Binds initializers, then runs all nodes. Graph inputs must already be in frame.slots.
+  Status run(Frame& frame) const;
+
+  // Runs a subgraph prepared by this executor tree with positional inputs.
+  Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, const Frame& parent, std::vector<Datum> inputs) const;
+
+  const ir::Graph* graph() const { return graph_; }
+
+ private:
+  const ir::Graph* graph_ = nullptr;
+  std::vector<const ir::Node*> order_;
+  std::vector<std::unique_ptr<backend::Kernel>> kernels_;
+  // release_at_step_[i]: values owned by this graph whose last reader is step i.
+  std::vector<std::vector<int>> release_at_step_;
+  std::unordered_map<const ir::Graph*, std::unique_ptr<GraphExecutor>> subgraphs_;
+};
+
+}  // namespace sdx::runtime
