@@ -1,0 +1,148 @@
+"""onnxruntime-compatible InferenceSession on top of the native sdx engine."""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _sdx
+
+_NP_TO_SDX = {
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+    np.dtype(np.float16): "float16",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.int16): "int16",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.uint8): "uint8",
+    np.dtype(np.uint16): "uint16",
+    np.dtype(np.uint32): "uint32",
+    np.dtype(np.uint64): "uint64",
+    np.dtype(np.bool_): "bool",
+}
+_SDX_TO_NP: dict[str, Any] = {v: k for k, v in _NP_TO_SDX.items()}
+
+# Types numpy lacks come from ml_dtypes (a dependency of onnx) when available.
+_ML_DTYPES = {
+    "bfloat16": "bfloat16",
+    "float8e4m3fn": "float8_e4m3fn",
+    "float8e4m3fnuz": "float8_e4m3fnuz",
+    "float8e5m2": "float8_e5m2",
+    "float8e5m2fnuz": "float8_e5m2fnuz",
+    "float8e8m0": "float8_e8m0fnu",
+}
+try:  # pragma: no cover - depends on the environment
+    import ml_dtypes
+
+    for sdx_name, ml_name in _ML_DTYPES.items():
+        if hasattr(ml_dtypes, ml_name):
+            dt = np.dtype(getattr(ml_dtypes, ml_name))
+            _NP_TO_SDX[dt] = sdx_name
+            _SDX_TO_NP[sdx_name] = dt
+except ImportError:  # pragma: no cover
+    pass
+_RAW_FALLBACK = {"bfloat16": np.uint16}
+
+
+class NodeArg:
+    """Name, type string and shape of a model input or output (as onnxruntime.NodeArg)."""
+
+    def __init__(self, name: str, type: str, shape: list):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __repr__(self) -> str:
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+class SessionOptions:
+    """Options for an InferenceSession. Fields mirror onnxruntime's where they mean the same."""
+
+    def __init__(self) -> None:
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.log_severity_level = 2
+        self.graph_optimization_level = None  # accepted for compatibility
+
+    def _to_dict(self) -> dict:
+        return {
+            "intra_op_num_threads": int(self.intra_op_num_threads),
+            # onnxruntime: 0 verbose .. 4 fatal; sdx: 0 errors .. 3 verbose
+            "log_level": max(0, 3 - int(self.log_severity_level)),
+        }
+
+
+def _encode(name: str, value: Any) -> tuple:
+    if value is None:
+        return ("none", None, None, None)
+    if isinstance(value, (list, tuple)) and (len(value) == 0 or isinstance(value[0], np.ndarray)):
+        items = [_encode(name, v) for v in value]
+        return ("sequence", items, items[0][2] if items else "float", None)
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if arr.dtype.kind in ("U", "S", "O"):
+        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in arr.reshape(-1).tolist()]
+        return ("strings", flat, "string", list(arr.shape))
+    dtype_name = _NP_TO_SDX.get(arr.dtype)
+    if dtype_name is None:
+        raise _sdx.InvalidArgument(f"input '{name}': numpy element type {arr.dtype} is not supported")
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    raw = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
+    return ("tensor", raw, dtype_name, list(arr.shape))
+
+
+def _decode(item: tuple) -> Any:
+    kind, payload, dtype_name, shape = item
+    if kind == "none":
+        return None
+    if kind == "sequence":
+        return [_decode(x) for x in payload]
+    if kind == "strings":
+        return np.array(payload, dtype=object).reshape(shape)
+    np_dtype = _SDX_TO_NP.get(dtype_name) or _RAW_FALLBACK.get(dtype_name) or np.uint8
+    if dtype_name not in _SDX_TO_NP:
+        return payload  # packed sub-byte types: raw bytes
+    return payload.view(np_dtype).reshape(shape)
+
+
+class InferenceSession:
+    """Drop-in for onnxruntime.InferenceSession (CPU).
+
+    >>> sess = sdx.InferenceSession("model.onnx")
+    >>> outputs = sess.run(None, {"x": x})
+    """
+
+    def __init__(self, path_or_bytes: str | bytes | os.PathLike, sess_options: SessionOptions | None = None,
+                 providers: Sequence[Any] | None = None, provider_options: Any = None, **kwargs: Any) -> None:
+        self._options = sess_options or SessionOptions()
+        model = bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else os.fspath(path_or_bytes)
+        self._model_path = model if isinstance(model, str) else None
+        self._sess = _sdx.Session(model, self._options._to_dict())
+        self._inputs = [NodeArg(*x) for x in self._sess.inputs()]
+        self._outputs = [NodeArg(*x) for x in self._sess.outputs()]
+
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def get_providers(self) -> list[str]:
+        return ["CPUExecutionProvider"]
+
+    def get_session_options(self) -> SessionOptions:
+        return self._options
+
+    def run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], run_options: Any = None) -> list:
+        if not isinstance(input_feed, dict):
+            raise TypeError("input_feed must be a dict of name -> array")
+        feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
+        names = list(output_names) if output_names else []
+        return [_decode(x) for x in self._sess.run(feeds, names)]
+
+    def graph_text(self) -> str:
+        """The loaded graph, one node per line."""
+        return self._sess.graph_text()

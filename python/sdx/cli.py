@@ -1,0 +1,182 @@
+"""The `sdx` command line: run, inspect, conformance."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def _parse_dims(text: str) -> list[int]:
+    text = text.strip()
+    if text in ("", "scalar"):
+        return []
+    return [int(x) for x in text.replace(",", "x").split("x")]
+
+
+def _random_input(arg, dims: list[int] | None, rng: np.random.Generator, dim_default: int) -> np.ndarray:
+    from ._session import _SDX_TO_NP
+
+    if dims is None:
+        dims = [d if isinstance(d, int) and d >= 0 else dim_default for d in (arg.shape or [])]
+    elem = arg.type[len("tensor("):-1] if arg.type.startswith("tensor(") else "float"
+    if elem == "string":
+        return np.array([f"s{i}" for i in range(int(np.prod(dims)))], dtype=object).reshape(dims)
+    dt = _SDX_TO_NP.get(elem)
+    if dt is None:
+        raise SystemExit(f"sdx run: cannot make a random value for input '{arg.name}' of type {arg.type}; pass it with --input")
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return rng.random(dims) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(0, 10, size=dims).astype(dt)
+    return rng.standard_normal(dims).astype(dt)
+
+
+def _summ(v) -> str:
+    if isinstance(v, list):
+        return f"sequence of {len(v)}"
+    if v is None:
+        return "None"
+    flat = np.asarray(v).reshape(-1)
+    head = ", ".join(str(x) for x in flat[:6].tolist())
+    return f"{v.dtype}{list(v.shape)}  [{head}{', ...' if flat.size > 6 else ''}]"
+
+
+def cmd_run(args) -> int:
+    import sdx
+
+    opts = sdx.SessionOptions()
+    if args.threads:
+        opts.intra_op_num_threads = args.threads
+    t0 = time.perf_counter()
+    sess = sdx.InferenceSession(args.model, opts)
+    load_ms = (time.perf_counter() - t0) * 1e3
+    given: dict[str, np.ndarray] = {}
+    dims_for: dict[str, list[int]] = {}
+    for spec in args.input or []:
+        if "=" not in spec:
+            raise SystemExit(f"sdx run: --input expects NAME=FILE.npy or NAME=DIMS, got '{spec}'")
+        name, value = spec.split("=", 1)
+        if value.endswith(".npy"):
+            given[name] = np.load(value, allow_pickle=False)
+        else:
+            try:
+                dims_for[name] = _parse_dims(value)
+            except ValueError:
+                raise SystemExit(f"sdx run: '{value}' is neither a .npy file nor dims like 1x3x224x224") from None
+    known = {a.name for a in sess.get_inputs()}
+    for name in list(given) + list(dims_for):
+        if name not in known:
+            raise SystemExit(f"sdx run: the model has no input '{name}'; its inputs are: {', '.join(sorted(known))}")
+    rng = np.random.default_rng(args.seed)
+    feeds = {}
+    for a in sess.get_inputs():
+        feeds[a.name] = given[a.name] if a.name in given else _random_input(a, dims_for.get(a.name), rng, args.dim)
+    print(f"model: {args.model}  (loaded in {load_ms:.1f} ms)")
+    for a in sess.get_inputs():
+        print(f"  input  {a.name}: {_summ(feeds[a.name])}")
+    for _ in range(args.warmup):
+        sess.run(None, feeds)
+    times = []
+    outs = None
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        outs = sess.run(None, feeds)
+        times.append((time.perf_counter() - t) * 1e3)
+    for o, v in zip(sess.get_outputs(), outs):
+        print(f"  output {o.name}: {_summ(v)}")
+    t = np.array(times)
+    print(f"latency over {len(times)} runs: p50 {np.percentile(t, 50):.3f} ms, p90 {np.percentile(t, 90):.3f} ms, "
+          f"mean {t.mean():.3f} ms, min {t.min():.3f} ms")
+    if args.save_outputs:
+        os.makedirs(args.save_outputs, exist_ok=True)
+        for o, v in zip(sess.get_outputs(), outs):
+            if isinstance(v, np.ndarray):
+                np.save(os.path.join(args.save_outputs, f"{o.name}.npy"), v)
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    import sdx
+
+    info = sdx.inspect_model(args.model)
+    print(f"model: {args.model}")
+    print(f"  ir_version {info['ir_version']}, producer '{info['producer']}'")
+    print("  opsets: " + ", ".join(f"{d} {v}" for d, v in sorted(info["opsets"].items())))
+    print(f"  initializers: {info['initializer_count']} ({info['initializer_bytes']} bytes)")
+    print("inputs:")
+    for name, ty, shape in info["inputs"]:
+        print(f"  {name}: {ty} {shape}")
+    print("outputs:")
+    for name, ty, shape in info["outputs"]:
+        print(f"  {name}: {ty} {shape}")
+    hist = info["op_histogram"]
+    print(f"ops ({sum(hist.values())} nodes, {len(hist)} types):")
+    for op, n in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {n:6d}  {op}")
+    unsupported = info["unsupported"]
+    if unsupported:
+        print(f"unsupported ops ({len(unsupported)}):")
+        for op, nodes in sorted(unsupported.items()):
+            shown = ", ".join(f"'{n}'" for n in nodes[:8])
+            print(f"  {op}: {shown}{' ...' if len(nodes) > 8 else ''}")
+    else:
+        print("unsupported ops: none")
+    if args.graph:
+        print(sdx.InferenceSession(args.model).graph_text())
+    return 1 if unsupported else 0
+
+
+def cmd_conformance(args) -> int:
+    from . import conformance
+
+    return conformance.main(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="sdx", description="sdx inference engine")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a model on given or random inputs and report latency")
+    r.add_argument("model")
+    r.add_argument("--input", action="append", metavar="NAME=FILE.npy|NAME=DIMS",
+                   help="an input from a .npy file, or random with these dims (e.g. x=1x3x224x224); repeatable")
+    r.add_argument("--repeat", type=int, default=10, help="timed runs (default 10)")
+    r.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    r.add_argument("--threads", type=int, default=0, help="intra-op threads (default: physical cores)")
+    r.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    r.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
+    r.add_argument("--save-outputs", metavar="DIR", help="write each output as DIR/NAME.npy")
+    r.set_defaults(fn=cmd_run)
+
+    i = sub.add_parser("inspect", help="inputs, outputs, opsets, op histogram, unsupported ops")
+    i.add_argument("model")
+    i.add_argument("--graph", action="store_true", help="also print the graph, one node per line")
+    i.set_defaults(fn=cmd_inspect)
+
+    c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")
+    c.add_argument("--json", metavar="FILE", help="write each case's status and failure reason as JSON")
+    c.add_argument("--filter", metavar="REGEX", help="only cases whose name matches")
+    c.add_argument("--data", metavar="DIR", help="node test data folder (default: shipped or generated)")
+    c.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="worker processes")
+    c.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as hung")
+    c.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    c.set_defaults(fn=cmd_conformance)
+
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args)
+    except Exception as e:  # clean one-line errors for engine failures
+        import sdx
+
+        if isinstance(e, sdx.SdxError):
+            print(f"sdx {args.command}: error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what sdx needs (Debian packages + PyPI), then builds and installs the
+# `sdx` Python package and CLI. Safe to re-run: it skips what is already there and
+# rebuilds incrementally (ccache + a persistent build/wheel folder).
+#
+#   bash scripts/setup.sh            # build without C++ tests
+#   SDX_BUILD_TESTS=ON bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ONNX_VERSION=1.23.2
+APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev"
+PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10"
+
+log() { echo "[sdx setup] $*" >&2; }
+
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  log "installing Debian packages:$missing"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
+  log "installing Python packages: $PIP_PACKAGES"
+  $PY -m pip install -q --disable-pip-version-check $PIP_PACKAGES
+fi
+
+export CCACHE_BASEDIR="$PWD"
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+log "building and installing sdx (log: build/pip-install.log)"
+mkdir -p build
+if ! $PY -m pip install --no-build-isolation --disable-pip-version-check -v . \
+      -Ccmake.define.SDX_BUILD_TESTS="${SDX_BUILD_TESTS:-OFF}" >build/pip-install.log 2>&1; then
+  tail -n 60 build/pip-install.log >&2
+  log "build failed; full log in build/pip-install.log"
+  exit 1
+fi
+log "installed: $(command -v sdx)"

@@ -1,0 +1,213 @@
+// Bad-input tests for ONNX import: truncated and random bytes, missing
+// definitions, and external data that tries to escape the model folder.
+#include "frontend/onnx/onnx_loader.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "sdx_onnx.pb.h"
+
+namespace sdx::onnx {
+namespace {
+namespace fs = std::filesystem;
+
+sdx_onnx::ModelProto relu_model() {
+  sdx_onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_domain("");
+  os->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name("relu0");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/sdx_loader_test_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f << bytes;
+}
+
+// A model whose initializer 'w' (4 floats) lives in external data at `location`.
+std::string external_model(const std::string& location, int64_t length = 16) {
+  auto m = relu_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(1);
+  w->add_dims(4);
+  w->set_data_location(sdx_onnx::TensorProto::EXTERNAL);
+  auto* kv = w->add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  auto* len = w->add_external_data();
+  len->set_key("length");
+  len->set_value(std::to_string(length));
+  return m.SerializeAsString();
+}
+
+TEST(OnnxLoader, LoadsMinimalModel) {
+  auto r = load_model_bytes(relu_model().SerializeAsString());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->graph->nodes().size(), 1u);
+  EXPECT_EQ(r->graph->nodes()[0]->opset(), 17);
+}
+
+TEST(OnnxLoader, EmptyBytesAreRejected) {
+  auto r = load_model_bytes("");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("empty"), std::string::npos);
+}
+
+TEST(OnnxLoader, TruncatedModelIsRejected) {
+  std::string bytes = relu_model().SerializeAsString();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 1, size_t{3}}) {
+    auto r = load_model_bytes(bytes.substr(0, cut));
+    EXPECT_FALSE(r.is_ok()) << "cut at " << cut;
+  }
+}
+
+TEST(OnnxLoader, RandomBytesNeverCrash) {
+  std::mt19937 rng(42);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes(static_cast<size_t>(rng() % 512 + 1), '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    auto r = load_model_bytes(bytes);  // must return, OK or not
+    (void)r;
+  }
+  // Mutations of a valid model: flip bytes, never crash.
+  std::string good = relu_model().SerializeAsString();
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = good;
+    bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    auto r = load_model_bytes(bytes);
+    (void)r;
+  }
+  SUCCEED();
+}
+
+TEST(OnnxLoader, UndefinedInputNamesTheNode) {
+  auto m = relu_model();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "nope");
+  auto r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("relu0"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("nope"), std::string::npos);
+}
+
+TEST(OnnxLoader, RawDataLengthIsChecked) {
+  auto m = relu_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(1);
+  w->add_dims(4);
+  w->set_raw_data(std::string(15, '\0'));
+  auto r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("'w'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("16"), std::string::npos) << r.status().message();
+}
+
+TEST(OnnxLoader, HugeDimsAreRejected) {
+  auto m = relu_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(1);
+  w->add_dims(int64_t{1} << 40);
+  w->add_dims(int64_t{1} << 40);
+  auto r = load_model_bytes(m.SerializeAsString());
+  EXPECT_FALSE(r.is_ok());
+}
+
+TEST(ExternalData, ReadsFileInsideFolder) {
+  TempDir d;
+  write_file(d.path() + "/w.bin", std::string(16, '\x01'));
+  write_file(d.path() + "/model.onnx", external_model("w.bin"));
+  auto r = load_model_file(d.path() + "/model.onnx");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+}
+
+TEST(ExternalData, RejectsEscapes) {
+  TempDir d;
+  fs::create_directory(d.path() + "/m");
+  write_file(d.path() + "/secret.bin", std::string(16, 'S'));
+  write_file(d.path() + "/m/w.bin", std::string(16, '\x01'));
+  struct Case {
+    std::string location, expect;
+  } cases[] = {
+      {"../secret.bin", ".."},
+      {"/etc/passwd", "absolute"},
+      {"sub/../../secret.bin", ".."},
+      {"missing.bin", "not found"},
+  };
+  for (const Case& c : cases) {
+    write_file(d.path() + "/m/model.onnx", external_model(c.location));
+    auto r = load_model_file(d.path() + "/m/model.onnx");
+    ASSERT_FALSE(r.is_ok()) << c.location;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("'w'"), std::string::npos) << r.status().message();
+  }
+  // A symlink pointing outside.
+  ASSERT_EQ(symlink((d.path() + "/secret.bin").c_str(), (d.path() + "/m/link.bin").c_str()), 0);
+  write_file(d.path() + "/m/model.onnx", external_model("link.bin"));
+  auto r = load_model_file(d.path() + "/m/model.onnx");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("symbolic"), std::string::npos) << r.status().message();
+  // A hard link to a file outside.
+  ASSERT_EQ(link((d.path() + "/secret.bin").c_str(), (d.path() + "/m/hard.bin").c_str()), 0);
+  write_file(d.path() + "/m/model.onnx", external_model("hard.bin"));
+  r = load_model_file(d.path() + "/m/model.onnx");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("hard link"), std::string::npos) << r.status().message();
+}
+
+TEST(ExternalData, LengthMustMatchDims) {
+  TempDir d;
+  write_file(d.path() + "/w.bin", std::string(64, '\x01'));
+  write_file(d.path() + "/model.onnx", external_model("w.bin", 12));
+  auto r = load_model_file(d.path() + "/model.onnx");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("length"), std::string::npos) << r.status().message();
+  // File shorter than the declared length.
+  write_file(d.path() + "/w.bin", std::string(8, '\x01'));
+  write_file(d.path() + "/model.onnx", external_model("w.bin", 16));
+  r = load_model_file(d.path() + "/model.onnx");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("exceeds"), std::string::npos) << r.status().message();
+}
+
+TEST(ExternalData, BytesModelCannotUseExternalData) {
+  auto r = load_model_bytes(external_model("w.bin"));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("bytes"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace sdx::onnx
