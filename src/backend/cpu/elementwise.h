@@ -1,0 +1,265 @@
+// Shared building blocks for the element-wise kernel family
+// (src/backend/cpu/kernels/elementwise_*.cc).
+//
+// An element-wise op is written once as a functor over its compute type and
+// instantiated as a kernel for a list of element types:
+//
+//   struct ReluOp : NoAttrs {
+//     template <typename C> C operator()(C x) const { return x > C(0) ? x : C(0); }
+//   };
+//   const backend::KernelRegistrar kRelu({"Relu", "", 1, backend::kAnyOpset,
+//       backend::kernel_factory<UnaryKernel<ReluOp, Types<SDX_FLOAT_TYPES, int32_t>>>()});
+//
+// 16-bit floats are widened to float for the functor (compute_t) and narrowed on
+// store. Functors with attributes override init(node) (parsed once at load).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/broadcast.h"
+#include "backend/cpu/dispatch.h"
+#include "backend/kernel.h"
+
+namespace sdx::cpu {
+
+// A list of element types, usable as a single template argument.
+template <typename... Ts>
+struct Types {};
+
+template <typename... Ts, typename F>
+Status dispatch_types(Types<Ts...>, DType dtype, F&& fn, const std::string& op) {
+  return dispatch<Ts...>(dtype, std::forward<F>(fn), op);
+}
+
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+// Storage type -> compute type and back (identity except for 16-bit floats).
+template <typename T>
+inline compute_t<T> widen(T v) {
+  if constexpr (is_half_v<T>) return v.to_float();
+  else return v;
+}
+template <typename T>
+inline T narrow(compute_t<T> v) {
+  if constexpr (is_half_v<T>) return T::from_float(v);
+  else return v;
+}
+
+// Integer arithmetic that wraps on overflow (as numpy and onnxruntime do) without
+// signed-overflow UB. Small types are widened to 32 bits to dodge int promotion.
+template <typename T>
+using wrap_uint_t = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+
+template <typename T>
+inline T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrap_uint_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+inline T wrapping_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrap_uint_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+inline T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrap_uint_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
+// Float -> integer conversion that never invokes UB: NaN gives 0, out-of-range
+// values saturate.
+template <typename T>
+inline T saturating_cast(double v) {
+  if constexpr (std::is_floating_point_v<T> || is_half_v<T>) {
+    return narrow<T>(static_cast<compute_t<T>>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0.0;
+  } else {
+    if (v != v) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
+}
+
+// Base for functors without attributes.
+struct NoAttrs {
+  Status init(const ir::Node&) { return Status::ok(); }
+};
+
+// Shape/type checks shared by kernels whose inputs must all have one dtype.
+inline Status check_same_dtype(const backend::KernelContext& ctx, int first, int last) {
+  for (int i = first + 1; i <= last; ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (ctx.input(i).dtype() != ctx.input(first).dtype())
+      return invalid_argument("input " + std::to_string(i) + " has element type " + dtype_name(ctx.input(i).dtype()) +
+                              " but input " + std::to_string(first) + " has " + dtype_name(ctx.input(first).dtype()));
+  }
+  return Status::ok();
+}
+
+// Binary ops before opset 7 broadcast only with attribute broadcast=1, and then
+// align B with A starting at attribute `axis` (default: trailing, as numpy does).
+// Parsed once in init(); shape_of_b() gives the numpy-equivalent shape of B.
+class LegacyBroadcast {
+ public:
+  Status init(const ir::Node& node) {
+    if (node.opset() >= 7 || node.attr_int("broadcast", 0) == 0 || !node.attr("axis")) return Status::ok();
+    axis_ = node.attr_int("axis", 0);
+    active_ = true;
+    return Status::ok();
+  }
+  Result<Shape> shape_of_b(const Shape& a, const Shape& b) const {
+    if (!active_) return b;
+    int64_t axis = axis_ < 0 ? axis_ + a.rank() : axis_;
+    if (axis < 0 || axis + b.rank() > a.rank())
+      return invalid_argument("legacy broadcast: axis " + std::to_string(axis_) + " cannot place B " + b.to_string() +
+                              " inside A " + a.to_string());
+    std::vector<int64_t> dims = b.dims();
+    dims.resize(static_cast<size_t>(a.rank() - axis), 1);
+    return Shape(dims);
+  }
+
+ private:
+  bool active_ = false;
+  int64_t axis_ = 0;
+};
+
+// Broadcasts inputs 0 and 1, allocates output 0 with out_dtype and stores
+// f(a[..], b[..]) (raw storage types A, B -> Out).
+template <typename A, typename B, typename Out, typename F>
+Status run_binary_broadcast(backend::KernelContext& ctx, DType out_dtype, F&& f,
+                            const LegacyBroadcast& legacy = LegacyBroadcast()) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  SDX_ASSIGN_OR_RETURN(Shape b_shape, legacy.shape_of_b(a.shape(), b.shape()), "inputs");
+  SDX_ASSIGN_OR_RETURN(BroadcastPlan plan, BroadcastPlan::make({a.shape(), b_shape}), "inputs");
+  SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_dtype, plan.output_shape()), "");
+  broadcast_map(plan, y.data<Out>(), f, a.data<A>(), b.data<B>());
+  return Status::ok();
+}
+
+// Same-type binary op: Op::operator()(C, C) -> C on compute types, output dtype = input dtype.
+template <typename Op, typename TypeList>
+class BinaryKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    name_ = node.op_type();
+    SDX_RETURN_IF_ERROR(legacy_.init(node), "");
+    return op_.init(node);
+  }
+  Status run(backend::KernelContext& ctx) override {
+    SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1), name_);
+    const DType dt = ctx.input(0).dtype();
+    return dispatch_types(TypeList{}, dt, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const Op& op = op_;
+      return run_binary_broadcast<T, T, T>(ctx, dt, [&op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
+    }, name_);
+  }
+
+ private:
+  Op op_;
+  LegacyBroadcast legacy_;
+  std::string name_;
+};
+
+// Same-type binary predicate: Op::operator()(C, C) -> bool, output bool.
+template <typename Op, typename TypeList>
+class CompareKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    name_ = node.op_type();
+    SDX_RETURN_IF_ERROR(legacy_.init(node), "");
+    return op_.init(node);
+  }
+  Status run(backend::KernelContext& ctx) override {
+    SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1), name_);
+    return dispatch_types(TypeList{}, ctx.input(0).dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const Op& op = op_;
+      if constexpr (std::is_same_v<T, std::string>) {
+        return run_binary_broadcast<T, T, bool>(ctx, DType::kBool, [&op](const T& x, const T& y) { return op(x, y); }, legacy_);
+      } else {
+        return run_binary_broadcast<T, T, bool>(ctx, DType::kBool, [&op](T x, T y) { return op(widen(x), widen(y)); }, legacy_);
+      }
+    }, name_);
+  }
+
+ private:
+  Op op_;
+  LegacyBroadcast legacy_;
+  std::string name_;
+};
+
+// Unary op: Op::operator()(C) -> C on compute types, output dtype = input dtype.
+template <typename Op, typename TypeList>
+class UnaryKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    name_ = node.op_type();
+    return op_.init(node);
+  }
+  Status run(backend::KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    return dispatch_types(TypeList{}, x.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      const int64_t n = x.numel();
+      const Op& op = op_;
+      for (int64_t i = 0; i < n; ++i) out[i] = narrow<T>(op(widen(in[i])));
+      return Status::ok();
+    }, name_);
+  }
+
+ private:
+  Op op_;
+  std::string name_;
+};
+
+// Unary predicate: Op::operator()(C) -> bool, output bool.
+template <typename Op, typename TypeList>
+class UnaryPredicateKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    name_ = node.op_type();
+    return op_.init(node);
+  }
+  Status run(backend::KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    return dispatch_types(TypeList{}, x.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, DType::kBool, x.shape()), "");
+      const T* in = x.data<T>();
+      bool* out = y.data<bool>();
+      const int64_t n = x.numel();
+      for (int64_t i = 0; i < n; ++i) out[i] = op_(widen(in[i]));
+      return Status::ok();
+    }, name_);
+  }
+
+ private:
+  Op op_;
+  std::string name_;
+};
+
+}  // namespace sdx::cpu

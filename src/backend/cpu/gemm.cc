@@ -1,0 +1,176 @@
+// Cache-blocked reference GEMM (see gemm.h).
+//
+// Blocking: op(B) is packed in KC x NC panels (row-major, contiguous), so the
+// inner loop is an axpy over NC contiguous columns that compilers vectorize.
+// Four rows of C are updated per pass over a packed row of B, which quarters the
+// B traffic. Panel sizes keep the packed panel in L2 and four C row slices in L1.
+#include "backend/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace sdx::cpu {
+namespace {
+
+constexpr int64_t kKc = 256;  // rows of the packed B panel
+constexpr int64_t kNc = 512;  // columns of the packed B panel
+
+template <typename T>
+void scale_c(int64_t M, int64_t N, T beta, T* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    if (beta == T(0)) {
+      std::fill(c, c + N, T(0));
+    } else if (beta != T(1)) {
+      for (int64_t j = 0; j < N; ++j) c[j] *= beta;
+    }
+  }
+}
+
+// Packs op(B)[k0:k0+kc, n0:n0+nc] into dst (kc x nc, row-major).
+template <typename T>
+void pack_b(bool trans_b, const T* B, int64_t ldb, int64_t k0, int64_t kc, int64_t n0, int64_t nc, T* dst) {
+  if (!trans_b) {
+    for (int64_t k = 0; k < kc; ++k) {
+      const T* src = B + (k0 + k) * ldb + n0;
+      std::copy(src, src + nc, dst + k * nc);
+    }
+  } else {
+    // op(B)[k][n] = B[n][k]
+    for (int64_t n = 0; n < nc; ++n) {
+      const T* src = B + (n0 + n) * ldb + k0;
+      for (int64_t k = 0; k < kc; ++k) dst[k * nc + n] = src[k];
+    }
+  }
+}
+
+template <typename T>
+inline T a_at(bool trans_a, const T* A, int64_t lda, int64_t i, int64_t k) {
+  return trans_a ? A[k * lda + i] : A[i * lda + k];
+}
+
+constexpr int64_t kMr = 4;  // rows of C per micro-tile
+
+// Columns of C per micro-tile: two 16-byte vectors (8 floats, 4 doubles).
+template <typename T>
+constexpr int64_t kNr = 2 * static_cast<int64_t>(16 / sizeof(T));
+
+// C[0:rows, 0:kNr] += sum_k ap[k * kMr + r] * bp[k * ldb + j] for one kMr x kNr tile.
+// The tile lives in eight vector registers (GCC/Clang vector extensions, plain SSE2 or
+// better), so each k step costs two loads of B, four broadcasts and eight multiply-adds.
+template <typename T>
+void micro_tile(int64_t kc, const T* __restrict ap, const T* __restrict bp, int64_t ldb, int64_t rows, T* C,
+                int64_t ldc) {
+  typedef T V __attribute__((vector_size(16)));
+  constexpr int64_t L = static_cast<int64_t>(16 / sizeof(T));
+  V c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
+  for (int64_t k = 0; k < kc; ++k) {
+    V b0, b1;
+    std::memcpy(&b0, bp + k * ldb, sizeof(V));
+    std::memcpy(&b1, bp + k * ldb + L, sizeof(V));
+    const T* a = ap + k * kMr;
+    const V a0 = V{} + a[0], a1 = V{} + a[1], a2 = V{} + a[2], a3 = V{} + a[3];
+    c00 += a0 * b0;
+    c01 += a0 * b1;
+    c10 += a1 * b0;
+    c11 += a1 * b1;
+    c20 += a2 * b0;
+    c21 += a2 * b1;
+    c30 += a3 * b0;
+    c31 += a3 * b1;
+  }
+  const V acc[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+  for (int64_t r = 0; r < rows; ++r) {
+    T* c = C + r * ldc;
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < L; ++j) c[h * L + j] += acc[r][h][j];
+  }
+}
+
+template <typename T>
+void gemm_impl(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  scale_c(M, N, beta, C, ldc);
+  if (K <= 0 || alpha == T(0)) return;
+
+  std::vector<T> packed(static_cast<size_t>(std::min(K, kKc) * std::min(N, kNc)));
+  std::vector<T> apack(static_cast<size_t>(std::min(K, kKc) * kMr));
+  for (int64_t n0 = 0; n0 < N; n0 += kNc) {
+    const int64_t nc = std::min(kNc, N - n0);
+    for (int64_t k0 = 0; k0 < K; k0 += kKc) {
+      const int64_t kc = std::min(kKc, K - k0);
+      pack_b(trans_b, B, ldb, k0, kc, n0, nc, packed.data());
+      const T* bp = packed.data();
+      for (int64_t i = 0; i < M; i += kMr) {
+        const int64_t rows = std::min(kMr, M - i);
+        // A panel: alpha * op(A)[i:i+rows, k0:k0+kc], k-major, zero-filled past M.
+        for (int64_t k = 0; k < kc; ++k)
+          for (int64_t r = 0; r < kMr; ++r)
+            apack[k * kMr + r] = r < rows ? alpha * a_at(trans_a, A, lda, i + r, k0 + k) : T(0);
+        T* crow = C + i * ldc + n0;
+        int64_t j = 0;
+        for (; j + kNr<T> <= nc; j += kNr<T>) micro_tile(kc, apack.data(), bp + j, nc, rows, crow + j, ldc);
+        if (j < nc) {
+          for (int64_t r = 0; r < rows; ++r) {
+            T* c = crow + r * ldc;
+            for (int64_t k = 0; k < kc; ++k) {
+              const T a = apack[k * kMr + r];
+              const T* b = bp + k * nc;
+              for (int64_t jj = j; jj < nc; ++jj) c[jj] += a * b[jj];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  gemm_impl<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  gemm_impl<double>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T* C, int64_t ldc) {
+  std::vector<int64_t> acc(static_cast<size_t>(std::max<int64_t>(N, 0)));
+  for (int64_t i = 0; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t a = static_cast<int64_t>(a_at(trans_a, A, lda, i, k));
+      if (a == 0) continue;
+      if (!trans_b) {
+        const T* b = B + k * ldb;
+        for (int64_t j = 0; j < N; ++j) acc[j] += a * static_cast<int64_t>(b[j]);
+      } else {
+        for (int64_t j = 0; j < N; ++j) acc[j] += a * static_cast<int64_t>(B[j * ldb + k]);
+      }
+    }
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = static_cast<T>(acc[j]);
+  }
+}
+
+#define SDX_GEMM_INT_INSTANTIATE(T)                                                                         \
+  template void gemm_int<T>(bool, bool, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, \
+                            int64_t);
+SDX_GEMM_INT_INSTANTIATE(int8_t)
+SDX_GEMM_INT_INSTANTIATE(int16_t)
+SDX_GEMM_INT_INSTANTIATE(int32_t)
+SDX_GEMM_INT_INSTANTIATE(int64_t)
+SDX_GEMM_INT_INSTANTIATE(uint8_t)
+SDX_GEMM_INT_INSTANTIATE(uint16_t)
+SDX_GEMM_INT_INSTANTIATE(uint32_t)
+SDX_GEMM_INT_INSTANTIATE(uint64_t)
+#undef SDX_GEMM_INT_INSTANTIATE
+
+}  // namespace sdx::cpu

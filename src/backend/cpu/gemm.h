@@ -1,0 +1,33 @@
+// Reference CPU GEMM: C = alpha * op(A) * op(B) + beta * C, row-major.
+//
+//   // Y[M,N] = X[M,K] * W[N,K]^T  (a fully connected layer)
+//   cpu::gemm(false, true, M, N, K, 1.0f, x, K, w, K, 0.0f, y, N);
+//
+// op(A) is A (M x K, row stride lda) or, with trans_a, A^T where A is stored K x M
+// (row stride lda). Likewise op(B) is K x N, or B stored N x K when trans_b.
+// C is M x N with row stride ldc. When beta == 0, C is not read (it may hold
+// garbage or NaN). Any of M, N, K may be zero (K == 0 gives C = beta * C).
+//
+// The routine is cache-blocked (panels of op(B) are packed so the inner loop is
+// a contiguous, vectorizable axpy) and single-threaded; it is reentrant and
+// thread-safe (no global state). Heavy ops move to oneDNN/OpenBLAS later; the
+// signature is meant to survive that switch.
+#pragma once
+
+#include <cstdint>
+
+namespace sdx::cpu {
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+
+// Integer matmul for MatMul/MatMulInteger-style ops: C = op(A) * op(B), accumulated in
+// int64 and cast to T on store (wraps like numpy for narrow types). No alpha/beta.
+template <typename T>
+void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T* C, int64_t ldc);
+
+}  // namespace sdx::cpu

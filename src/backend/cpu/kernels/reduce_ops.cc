@@ -1,0 +1,205 @@
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
+//
+// Axes come from the `axes` attribute in old opsets and from the optional second
+// input from opset 13 (ReduceSum) / 18 (the others). No axes reduces everything,
+// unless noop_with_empty_axes is set, in which case nothing is reduced (the
+// element-wise part of the op, e.g. the square of ReduceSumSquare, still applies).
+// Reducing an empty set gives the op's identity (0, 1, -inf, +inf, ...).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/reduce_util.h"
+#include "backend/kernel_registry.h"
+
+namespace sdx::cpu {
+namespace {
+
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+constexpr const char* reduce_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kSum: return "ReduceSum";
+    case ReduceKind::kMean: return "ReduceMean";
+    case ReduceKind::kMax: return "ReduceMax";
+    case ReduceKind::kMin: return "ReduceMin";
+    case ReduceKind::kProd: return "ReduceProd";
+    case ReduceKind::kL1: return "ReduceL1";
+    case ReduceKind::kL2: return "ReduceL2";
+    case ReduceKind::kLogSum: return "ReduceLogSum";
+    case ReduceKind::kLogSumExp: return "ReduceLogSumExp";
+    case ReduceKind::kSumSquare: return "ReduceSumSquare";
+  }
+  return "Reduce";
+}
+
+template <typename A>
+inline bool is_nan_v(A v) {
+  if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
+  else return false;
+}
+
+// Accumulates pre(x, out) into acc[out] with comb over every input element.
+template <typename T, typename A, typename Pre, typename Comb>
+void accumulate(const ReducePlan& plan, const T* x, A* acc, Pre pre, Comb comb) {
+  plan.for_each_run([&](int64_t o, int64_t i, int64_t n, int64_t step) {
+    if (step == 0) {
+      A a = acc[o];
+      for (int64_t k = 0; k < n; ++k) a = comb(a, pre(x[i + k], o));
+      acc[o] = a;
+    } else {
+      for (int64_t k = 0; k < n; ++k) acc[o + k] = comb(acc[o + k], pre(x[i + k], o + k));
+    }
+  });
+}
+
+template <ReduceKind K>
+class ReduceKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    keepdims_ = node.attr_int("keepdims", 1) != 0;
+    noop_ = node.attr_int("noop_with_empty_axes", 0) != 0;
+    const int axes_input_since = K == ReduceKind::kSum ? 13 : 18;
+    axes_from_input_ = node.opset() >= axes_input_since;
+    if (!axes_from_input_) {
+      has_attr_axes_ = node.attr("axes") != nullptr;
+      attr_axes_ = node.attr_ints("axes");
+    }
+    return Status::ok();
+  }
+
+  Status run(backend::KernelContext& ctx) override {
+    const char* name = reduce_name(K);
+    const Tensor& x = ctx.input(0);
+    std::vector<int64_t> raw;
+    bool have_axes = false;
+    if (axes_from_input_) {
+      if (ctx.has_input(1)) {
+        SDX_ASSIGN_OR_RETURN(raw, read_int_list(ctx.input(1), "input 'axes'"), name);
+        have_axes = !raw.empty();
+      }
+    } else {
+      raw = attr_axes_;
+      have_axes = has_attr_axes_ && !raw.empty();
+    }
+    std::vector<int> axes;
+    if (have_axes) {
+      SDX_ASSIGN_OR_RETURN(axes, normalize_axes(raw, x.rank()), name);
+    } else if (!noop_) {
+      for (int d = 0; d < x.rank(); ++d) axes.push_back(d);
+    }
+    ReducePlan plan(x.shape(), axes);
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), plan.output_shape(keepdims_)), name);
+    return dispatch<SDX_NUMERIC_TYPES, bool>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_same_v<T, bool>) {
+            if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) return compute<T>(plan, x, y);
+            else return unimplemented(std::string(name) + " does not support element type bool");
+          } else {
+            return compute<T>(plan, x, y);
+          }
+        },
+        name);
+  }
+
+ private:
+  template <typename T>
+  Status compute(const ReducePlan& plan, const Tensor& x, Tensor& y) const {
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    const int64_t n_out = y.numel();
+    const int64_t count = plan.reduce_count();
+    if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
+      // bool reduces as uint8_t (std::vector<bool> has no data()); 0/255 identities cast back correctly.
+      using C = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
+      constexpr bool kMax = K == ReduceKind::kMax;
+      C init;
+      if constexpr (std::is_floating_point_v<C>) init = kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+      else init = kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+      std::vector<C> acc(static_cast<size_t>(n_out), init);
+      accumulate(plan, px, acc.data(), [](T v, int64_t) { return load_as<C>(v); },
+                 [](C a, C v) {
+                   if (is_nan_v(a) || is_nan_v(v)) return is_nan_v(a) ? a : v;
+                   if constexpr (kMax) return v > a ? v : a;
+                   else return v < a ? v : a;
+                 });
+      for (int64_t j = 0; j < n_out; ++j) py[j] = store_as<T>(acc[static_cast<size_t>(j)]);
+      return Status::ok();
+    } else {
+      using A = accum_t<T>;
+      using D = std::conditional_t<std::is_floating_point_v<A>, A, double>;  // for log/sqrt on integers
+      auto plus = [](A a, A b) { return static_cast<A>(a + b); };
+      std::vector<A> acc(static_cast<size_t>(n_out), A(K == ReduceKind::kProd ? 1 : 0));
+      if constexpr (K == ReduceKind::kSum || K == ReduceKind::kMean || K == ReduceKind::kLogSum) {
+        accumulate(plan, px, acc.data(), [](T v, int64_t) { return load_as<A>(v); }, plus);
+      } else if constexpr (K == ReduceKind::kProd) {
+        accumulate(plan, px, acc.data(), [](T v, int64_t) { return load_as<A>(v); },
+                   [](A a, A b) { return static_cast<A>(a * b); });
+      } else if constexpr (K == ReduceKind::kL1) {
+        accumulate(plan, px, acc.data(), [](T v, int64_t) {
+          A a = load_as<A>(v);
+          if constexpr (std::is_unsigned_v<A>) return a;
+          else return a < 0 ? static_cast<A>(-a) : a;
+        }, plus);
+      } else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
+        accumulate(plan, px, acc.data(), [](T v, int64_t) { A a = load_as<A>(v); return static_cast<A>(a * a); }, plus);
+      } else if constexpr (K == ReduceKind::kLogSumExp) {
+        // Shift by the largest finite value per output for stability.
+        std::vector<D> mx(static_cast<size_t>(n_out), -std::numeric_limits<D>::infinity());
+        accumulate(plan, px, mx.data(), [](T v, int64_t) { return load_as<D>(v); },
+                   [](D a, D v) { return std::isfinite(v) && v > a ? v : a; });
+        for (D& m : mx)
+          if (!std::isfinite(m)) m = 0;
+        std::vector<D> s(static_cast<size_t>(n_out), D(0));
+        accumulate(plan, px, s.data(), [&](T v, int64_t o) { return std::exp(load_as<D>(v) - mx[static_cast<size_t>(o)]); },
+                   [](D a, D b) { return a + b; });
+        for (int64_t j = 0; j < n_out; ++j)
+          py[j] = store_as<T>(std::log(s[static_cast<size_t>(j)]) + mx[static_cast<size_t>(j)]);
+        return Status::ok();
+      }
+      for (int64_t j = 0; j < n_out; ++j) {
+        A a = acc[static_cast<size_t>(j)];
+        if constexpr (K == ReduceKind::kMean) {
+          if constexpr (std::is_floating_point_v<A>) py[j] = store_as<T>(a / static_cast<A>(count));
+          else py[j] = count == 0 ? T(0) : store_as<T>(a / static_cast<A>(count));
+        } else if constexpr (K == ReduceKind::kL2) {
+          py[j] = store_as<T>(std::sqrt(static_cast<D>(a)));
+        } else if constexpr (K == ReduceKind::kLogSum) {
+          py[j] = store_as<T>(std::log(static_cast<D>(a)));
+        } else {
+          py[j] = store_as<T>(a);
+        }
+      }
+      return Status::ok();
+    }
+  }
+
+  bool keepdims_ = true;
+  bool noop_ = false;
+  bool axes_from_input_ = false;
+  bool has_attr_axes_ = false;
+  std::vector<int64_t> attr_axes_;
+};
+
+template <ReduceKind K>
+backend::KernelDef reduce_def() {
+  return {reduce_name(K), "", 1, backend::kAnyOpset, backend::kernel_factory<ReduceKernel<K>>()};
+}
+
+const backend::KernelRegistrar kReduceSum(reduce_def<ReduceKind::kSum>());
+const backend::KernelRegistrar kReduceMean(reduce_def<ReduceKind::kMean>());
+const backend::KernelRegistrar kReduceMax(reduce_def<ReduceKind::kMax>());
+const backend::KernelRegistrar kReduceMin(reduce_def<ReduceKind::kMin>());
+const backend::KernelRegistrar kReduceProd(reduce_def<ReduceKind::kProd>());
+const backend::KernelRegistrar kReduceL1(reduce_def<ReduceKind::kL1>());
+const backend::KernelRegistrar kReduceL2(reduce_def<ReduceKind::kL2>());
+const backend::KernelRegistrar kReduceLogSum(reduce_def<ReduceKind::kLogSum>());
+const backend::KernelRegistrar kReduceLogSumExp(reduce_def<ReduceKind::kLogSumExp>());
+const backend::KernelRegistrar kReduceSumSquare(reduce_def<ReduceKind::kSumSquare>());
+
+}  // namespace
+}  // namespace sdx::cpu

@@ -1,0 +1,319 @@
+// RNN, GRU and LSTM (ONNX opsets 7..22): one recurrent engine with a per-op cell.
+//
+// Shared layout (layout=0; layout=1 swaps the sequence and batch axes of X, Y, Y_h, Y_c):
+//   X [seq, batch, input], W [dirs, G*H, input], R [dirs, G*H, H], B [dirs, 2*G*H],
+//   sequence_lens [batch], initial_h / initial_c [dirs, batch, H], P [dirs, 3*H] (LSTM)
+//   Y [seq, dirs, batch, H], Y_h / Y_c [dirs, batch, H].
+// Gates are ordered i,o,f,c (LSTM), z,r,h (GRU), single (RNN). Steps past a batch
+// entry's sequence length leave its state unchanged and write zeros to Y.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/seq_util.h"
+#include "backend/kernel_registry.h"
+
+namespace sdx::cpu {
+namespace {
+
+using seq::load_as;
+using seq::store_as;
+
+// An activation from the RNN activations list, with its alpha/beta.
+struct Activation {
+  enum Kind { kSigmoid, kTanh, kRelu, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu, kSoftsign, kSoftplus, kAffine };
+  Kind kind = kTanh;
+  double alpha = 0, beta = 0;
+
+  double operator()(double x) const {
+    switch (kind) {
+      case kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+      case kTanh: return std::tanh(x);
+      case kRelu: return std::max(x, 0.0);
+      case kLeakyRelu: return x >= 0 ? x : alpha * x;
+      case kThresholdedRelu: return x > alpha ? x : 0.0;
+      case kScaledTanh: return alpha * std::tanh(beta * x);
+      case kHardSigmoid: return std::clamp(alpha * x + beta, 0.0, 1.0);
+      case kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1.0);
+      case kSoftsign: return x / (1.0 + std::fabs(x));
+      case kSoftplus: return std::log1p(std::exp(x));
+      case kAffine: return alpha * x + beta;
+    }
+    return x;
+  }
+};
+
+Status parse_activations(const ir::Node& node, const std::vector<std::string>& defaults, int dirs, std::vector<Activation>* out) {
+  std::vector<std::string> names;
+  if (const ir::Attribute* a = node.attr("activations")) names = a->strings;
+  if (names.empty()) names = defaults;
+  const size_t per_dir = defaults.size();
+  if (names.size() == per_dir && dirs == 2) {
+    std::vector<std::string> twice = names;
+    twice.insert(twice.end(), names.begin(), names.end());
+    names = twice;
+  }
+  if (names.size() != per_dir * static_cast<size_t>(dirs))
+    return invalid_argument("activations needs " + std::to_string(per_dir * static_cast<size_t>(dirs)) + " names, got " +
+                            std::to_string(names.size()));
+  const std::vector<float> alphas = node.attr_floats("activation_alpha");
+  const std::vector<float> betas = node.attr_floats("activation_beta");
+  size_t ai = 0, bi = 0;
+  for (const std::string& raw : names) {
+    std::string n = raw;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    Activation act;
+    bool uses_alpha = false, uses_beta = false;
+    double da = 0, db = 0;
+    if (n == "sigmoid") act.kind = Activation::kSigmoid;
+    else if (n == "tanh") act.kind = Activation::kTanh;
+    else if (n == "relu") act.kind = Activation::kRelu;
+    else if (n == "leakyrelu") act.kind = Activation::kLeakyRelu, uses_alpha = true, da = 0.01;
+    else if (n == "thresholdedrelu") act.kind = Activation::kThresholdedRelu, uses_alpha = true, da = 1.0;
+    else if (n == "scaledtanh") act.kind = Activation::kScaledTanh, uses_alpha = uses_beta = true, da = 1.0, db = 1.0;
+    else if (n == "hardsigmoid") act.kind = Activation::kHardSigmoid, uses_alpha = uses_beta = true, da = 0.2, db = 0.5;
+    else if (n == "elu") act.kind = Activation::kElu, uses_alpha = true, da = 1.0;
+    else if (n == "softsign") act.kind = Activation::kSoftsign;
+    else if (n == "softplus") act.kind = Activation::kSoftplus;
+    else if (n == "affine") act.kind = Activation::kAffine, uses_alpha = uses_beta = true, da = 1.0, db = 0.0;
+    else return invalid_argument("unknown activation '" + raw + "'");
+    act.alpha = uses_alpha && ai < alphas.size() ? alphas[ai++] : da;
+    act.beta = uses_beta && bi < betas.size() ? betas[bi++] : db;
+    out->push_back(act);
+  }
+  return Status::ok();
+}
+
+enum class Cell { kRnn, kGru, kLstm };
+
+class RecurrentKernel final : public backend::Kernel {
+ public:
+  explicit RecurrentKernel(Cell cell) : cell_(cell) {}
+
+  Status init(const ir::Node& node) override {
+    gates_ = cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 3 : 4;
+    const std::string dir = node.attr_string("direction", "forward");
+    if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+      return invalid_argument("direction must be forward, reverse or bidirectional; got '" + dir + "'");
+    dirs_ = dir == "bidirectional" ? 2 : 1;
+    reverse_ = dir == "reverse";
+    hidden_ = node.attr_int("hidden_size", 0);
+    layout_ = node.attr_int("layout", 0);
+    if (layout_ != 0 && layout_ != 1) return invalid_argument("layout must be 0 or 1");
+    clip_ = node.attr_float("clip", 0.0f);
+    if (node.attr("clip") && clip_ <= 0) return invalid_argument("clip must be positive");
+    linear_before_reset_ = node.attr_int("linear_before_reset", 0) != 0;
+    input_forget_ = node.attr_int("input_forget", 0) != 0;
+    const std::vector<std::string> defaults = cell_ == Cell::kRnn   ? std::vector<std::string>{"Tanh"}
+                                              : cell_ == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                                    : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    return parse_activations(node, defaults, dirs_, &acts_);
+  }
+
+  Status run(backend::KernelContext& ctx) override {
+    return dispatch<SDX_FLOAT_TYPES>(ctx.input(0).dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      return compute<T>(ctx);
+    }, ctx.node().op_type());
+  }
+
+ private:
+  template <typename T>
+  Status compute(backend::KernelContext& ctx) const {
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor& r = ctx.input(2);
+    if (x.rank() != 3) return invalid_argument("X must be rank 3, got " + x.shape().to_string());
+    const int64_t S = layout_ ? x.shape()[1] : x.shape()[0];
+    const int64_t N = layout_ ? x.shape()[0] : x.shape()[1];
+    const int64_t I = x.shape()[2];
+    const int64_t H = r.rank() == 3 ? r.shape()[2] : 0;
+    const int64_t G = gates_, D = dirs_;
+    if (hidden_ > 0 && H != hidden_) return invalid_argument("R's last dim " + std::to_string(H) + " differs from hidden_size");
+    if (w.dtype() != x.dtype() || r.dtype() != x.dtype()) return invalid_argument("W and R must have the type of X");
+    if (w.shape() != Shape{D, G * H, I}) return invalid_argument("W must be " + Shape{D, G * H, I}.to_string() + ", got " + w.shape().to_string());
+    if (r.shape() != Shape{D, G * H, H}) return invalid_argument("R must be " + Shape{D, G * H, H}.to_string() + ", got " + r.shape().to_string());
+    auto check = [&](int i, const Shape& want, const char* name) -> Status {
+      if (!ctx.has_input(i)) return Status::ok();
+      if (ctx.input(i).shape() != want || ctx.input(i).dtype() != x.dtype())
+        return invalid_argument(std::string(name) + " must be " + want.to_string() + " of X's type, got " + ctx.input(i).shape().to_string());
+      return Status::ok();
+    };
+    const Shape state_shape = layout_ ? Shape{N, D, H} : Shape{D, N, H};
+    SDX_RETURN_IF_ERROR(check(3, Shape{D, 2 * G * H}, "B"), "");
+    SDX_RETURN_IF_ERROR(check(5, state_shape, "initial_h"), "");
+    if (cell_ == Cell::kLstm) {
+      SDX_RETURN_IF_ERROR(check(6, state_shape, "initial_c"), "");
+      SDX_RETURN_IF_ERROR(check(7, Shape{D, 3 * H}, "P"), "");
+    }
+    std::vector<int64_t> lens(static_cast<size_t>(N), S);
+    if (ctx.has_input(4)) {
+      if (!seq::read_int_values(ctx.input(4), &lens) || static_cast<int64_t>(lens.size()) != N)
+        return invalid_argument("sequence_lens must be an integer tensor of shape [batch]");
+      for (int64_t l : lens)
+        if (l < 0 || l > S) return out_of_range("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(S) + "]");
+    }
+    const std::vector<C> xs = seq::widen<T, C>(x), ws = seq::widen<T, C>(w), rs = seq::widen<T, C>(r);
+    std::vector<C> bs = ctx.has_input(3) ? seq::widen<T, C>(ctx.input(3)) : std::vector<C>(static_cast<size_t>(D * 2 * G * H), C(0));
+    const bool has_p = cell_ == Cell::kLstm && ctx.has_input(7);
+    std::vector<C> ps = has_p ? seq::widen<T, C>(ctx.input(7)) : std::vector<C>();
+    // States in [dirs, batch, H] regardless of layout.
+    auto load_state = [&](int i) {
+      std::vector<C> s(static_cast<size_t>(D * N * H), C(0));
+      if (!ctx.has_input(i)) return s;
+      const std::vector<C> raw = seq::widen<T, C>(ctx.input(i));
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t h = 0; h < H; ++h)
+            s[static_cast<size_t>((d * N + n) * H + h)] = raw[static_cast<size_t>(layout_ ? (n * D + d) * H + h : (d * N + n) * H + h)];
+      return s;
+    };
+    std::vector<C> hs = load_state(5);
+    std::vector<C> cs = cell_ == Cell::kLstm ? load_state(6) : std::vector<C>();
+    std::vector<C> ys(static_cast<size_t>(S * D * N * H), C(0));  // [seq, dirs, batch, H]
+
+    const size_t na = acts_.size() / static_cast<size_t>(D);
+    // Input projections for all time steps at once: xw[row] = W x[row] + Wb, rows in
+    // X's own order. Each step then needs one GEMM for R h over the whole batch.
+    std::vector<C> xw(static_cast<size_t>(S * N * G * H)), hr(static_cast<size_t>(N * G * H));
+    std::vector<C> gated(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0), gated_r(gated.size());
+    for (int64_t d = 0; d < D; ++d) {
+      const bool rev = reverse_ || d == 1;
+      const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
+      const C* rd = rs.data() + d * G * H * H;
+      const C* wb = bs.data() + d * 2 * G * H;
+      const C* rb = wb + G * H;
+      const C* pd = has_p ? ps.data() + d * 3 * H : nullptr;
+      C* hd = hs.data() + d * N * H;
+      C* cd = cell_ == Cell::kLstm ? cs.data() + d * N * H : nullptr;
+      gemm(false, true, S * N, G * H, I, C(1), xs.data(), I, ws.data() + d * G * H * I, I, C(0), xw.data(), G * H);
+      for (int64_t row = 0; row < S * N; ++row)
+        for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
+      for (int64_t step = 0; step < S; ++step) {
+        gemm(false, true, N, G * H, H, C(1), hd, H, rd, H, C(0), hr.data(), G * H);
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
+        if (cell_ == Cell::kGru && !linear_before_reset_) {
+          // h-gate recurrence uses (r * h) R_h^T: compute r for the batch first.
+          for (int64_t n = 0; n < N; ++n) {
+            const int64_t len = lens[static_cast<size_t>(n)];
+            const int64_t t = rev ? len - 1 - step : step;
+            for (int64_t j = 0; j < H; ++j) {
+              const C r = step < len ? apply(act[0], xw[static_cast<size_t>(x_row(t, n, S, N) * G * H + H + j)] + hr[static_cast<size_t>(n * G * H + H + j)]) : C(0);
+              gated[static_cast<size_t>(n * H + j)] = r * hd[n * H + j];
+            }
+          }
+          gemm(false, true, N, H, H, C(1), gated.data(), H, rd + 2 * H * H, H, C(0), gated_r.data(), H);
+        }
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t len = lens[static_cast<size_t>(n)];
+          if (step >= len) continue;
+          const int64_t t = rev ? len - 1 - step : step;
+          C* yt = ys.data() + ((t * D + d) * N + n) * H;
+          const C* reset_rec = gated_r.empty() ? nullptr : gated_r.data() + n * H;
+          step_cell(act, xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, reset_rec, pd, hd + n * H,
+                    cd ? cd + n * H : nullptr, H, yt);
+        }
+      }
+    }
+    return write_outputs<T, C>(ctx, ys, hs, cs, S, N, H);
+  }
+
+  template <typename C>
+  C clip(C v) const {
+    return clip_ > 0 ? std::clamp(v, static_cast<C>(-clip_), static_cast<C>(clip_)) : v;
+  }
+  template <typename C>
+  C apply(const Activation& a, C v) const {
+    return static_cast<C>(a(static_cast<double>(clip(v))));
+  }
+
+  int64_t x_row(int64_t t, int64_t n, int64_t S, int64_t N) const { return layout_ ? n * S + t : t * N + n; }
+
+  // One time step for one batch entry: pre = W x + Wb and rh = R h + Rb per gate row;
+  // reset_rec (GRU without linear_before_reset) = (r * h) R_h^T. Updates h (and c) in
+  // place and copies the new h to y.
+  template <typename C>
+  void step_cell(const Activation* act, const C* pre, const C* rh, const C* rb, const C* reset_rec, const C* p, C* h, C* c,
+                 int64_t H, C* y) const {
+    if (cell_ == Cell::kRnn) {
+      for (int64_t j = 0; j < H; ++j) h[j] = apply(act[0], pre[j] + rh[j]);
+    } else if (cell_ == Cell::kGru) {
+      for (int64_t j = 0; j < H; ++j) {
+        const C z = apply(act[0], pre[j] + rh[j]);
+        const C r = apply(act[0], pre[H + j] + rh[H + j]);
+        const C rec = linear_before_reset_ ? r * rh[2 * H + j] : reset_rec[j] + rb[2 * H + j];
+        const C hh = apply(act[1], pre[2 * H + j] + rec);
+        h[j] = (C(1) - z) * hh + z * h[j];
+      }
+    } else {
+      for (int64_t j = 0; j < H; ++j) {
+        const C cp = c[j];
+        const C i = apply(act[0], pre[j] + rh[j] + (p ? p[j] * cp : C(0)));
+        const C f = input_forget_ ? C(1) - i : apply(act[0], pre[2 * H + j] + rh[2 * H + j] + (p ? p[2 * H + j] * cp : C(0)));
+        const C g = apply(act[1], pre[3 * H + j] + rh[3 * H + j]);
+        const C cn = f * cp + i * g;
+        const C o = apply(act[0], pre[H + j] + rh[H + j] + (p ? p[H + j] * cn : C(0)));
+        c[j] = cn;
+        h[j] = o * static_cast<C>(act[2](static_cast<double>(cn)));
+      }
+    }
+    std::copy_n(h, H, y);
+  }
+
+  template <typename T, typename C>
+  Status write_outputs(backend::KernelContext& ctx, const std::vector<C>& ys, const std::vector<C>& hs, const std::vector<C>& cs,
+                       int64_t S, int64_t N, int64_t H) const {
+    const int64_t D = dirs_;
+    const DType dt = ctx.input(0).dtype();
+    auto wants = [&](int i) { return i < ctx.num_outputs() && ctx.wants_output(i); };
+    if (wants(0)) {
+      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, layout_ ? Shape{N, S, D, H} : Shape{S, D, N, H}), "Y");
+      for (int64_t t = 0; t < S; ++t)
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t h = 0; h < H; ++h) {
+              const int64_t dst = layout_ ? ((n * S + t) * D + d) * H + h : ((t * D + d) * N + n) * H + h;
+              y.data<T>()[dst] = store_as<T, C>(ys[static_cast<size_t>(((t * D + d) * N + n) * H + h)]);
+            }
+    }
+    auto write_state = [&](int i, const std::vector<C>& s, const char* name) -> Status {
+      if (!wants(i)) return Status::ok();
+      SDX_ASSIGN_OR_RETURN(Tensor o, ctx.allocate_output(i, dt, layout_ ? Shape{N, D, H} : Shape{D, N, H}), name);
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t h = 0; h < H; ++h)
+            o.data<T>()[layout_ ? (n * D + d) * H + h : (d * N + n) * H + h] = store_as<T, C>(s[static_cast<size_t>((d * N + n) * H + h)]);
+      return Status::ok();
+    };
+    SDX_RETURN_IF_ERROR(write_state(1, hs, "Y_h"), "");
+    if (cell_ == Cell::kLstm) SDX_RETURN_IF_ERROR(write_state(2, cs, "Y_c"), "");
+    return Status::ok();
+  }
+
+  Cell cell_;
+  int64_t gates_ = 1, dirs_ = 1, hidden_ = 0, layout_ = 0;
+  bool reverse_ = false, linear_before_reset_ = false, input_forget_ = false;
+  float clip_ = 0.0f;
+  std::vector<Activation> acts_;
+};
+
+template <Cell kCell>
+backend::KernelFactory recurrent_factory() {
+  return [](const ir::Node& node) -> Result<std::unique_ptr<backend::Kernel>> {
+    auto k = std::make_unique<RecurrentKernel>(kCell);
+    SDX_RETURN_IF_ERROR(k->init(node), node.describe());
+    return std::unique_ptr<backend::Kernel>(std::move(k));
+  };
+}
+
+const backend::KernelRegistrar kRnn({"RNN", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kRnn>()});
+const backend::KernelRegistrar kGru({"GRU", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kGru>()});
+const backend::KernelRegistrar kLstm({"LSTM", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kLstm>()});
+
+}  // namespace
+}  // namespace sdx::cpu

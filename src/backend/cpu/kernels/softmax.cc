@@ -1,0 +1,180 @@
+// Softmax, LogSoftmax, Hardmax.
+//
+// Before opset 13 the input is coerced to 2-D at `axis` (default 1): the op runs
+// over all of dims[axis:] flattened. From opset 13 it runs along the single dim
+// `axis` (default -1). Both views are [outer, n, inner] with stride `inner`.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/reduce_util.h"
+#include "backend/kernel_registry.h"
+
+namespace sdx::cpu {
+namespace {
+
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
+template <SoftmaxKind K>
+class SoftmaxKernel final : public backend::Kernel {
+ public:
+  static constexpr const char* kName = K == SoftmaxKind::kSoftmax ? "Softmax" : K == SoftmaxKind::kLogSoftmax ? "LogSoftmax" : "Hardmax";
+
+  Status init(const ir::Node& node) override {
+    coerce_2d_ = node.opset() < 13;
+    axis_ = node.attr_int("axis", coerce_2d_ ? 1 : -1);
+    return Status::ok();
+  }
+
+  Status run(backend::KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const int rank = x.rank();
+    if (rank == 0 && !coerce_2d_) return invalid_argument(std::string(kName) + " input must have rank >= 1");
+    SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, coerce_2d_ && rank == 0 ? 1 : rank),
+                         std::string(kName) + " attribute 'axis'");
+    int64_t outer, n, inner;
+    if (coerce_2d_) {
+      outer = x.shape().size_between(0, axis);
+      n = x.shape().size_between(axis, rank);
+      inner = 1;
+    } else {
+      outer = x.shape().size_between(0, axis);
+      n = x.shape().dim(axis);
+      inner = x.shape().size_between(axis + 1, rank);
+    }
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), kName);
+    if (x.numel() == 0) return Status::ok();
+    return dispatch<SDX_FLOAT_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          compute<T>(x.data<T>(), y.data<T>(), outer, n, inner);
+          return Status::ok();
+        },
+        kName);
+  }
+
+ private:
+  // exp in the compute type: the vectorizable fast_expf for float, libm for double.
+  template <typename C>
+  static C exp_c(C v) {
+    if constexpr (std::is_same_v<C, float>) return fast_expf(v);
+    else return std::exp(v);
+  }
+
+  // Each outer block is [n, inner]; statistics are kept per inner position so the
+  // innermost loops run over contiguous memory (for inner == 1 over the row).
+  template <typename T>
+  static void compute(const T* px, T* py, int64_t outer, int64_t n, int64_t inner) {
+    using C = compute_t<T>;
+    const size_t ni = static_cast<size_t>(inner);
+    std::vector<C> mx(ni);
+    std::vector<int64_t> arg(ni);
+    std::vector<double> sum(ni);
+    // Exponentials go straight to the output when it has the compute type.
+    std::vector<C> scratch(std::is_same_v<T, C> ? 0 : static_cast<size_t>(n * inner));
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* xb = px + o * n * inner;
+      T* yb = py + o * n * inner;
+      C* eb;
+      if constexpr (std::is_same_v<T, C>) eb = yb;
+      else eb = scratch.data();
+      std::fill(mx.begin(), mx.end(), -std::numeric_limits<C>::infinity());
+      if constexpr (K == SoftmaxKind::kHardmax) {
+        std::fill(arg.begin(), arg.end(), 0);
+        for (int64_t k = 0; k < n; ++k)
+          for (size_t i = 0; i < ni; ++i) {
+            C v = load_as<C>(xb[k * inner + static_cast<int64_t>(i)]);
+            if (v > mx[i]) { mx[i] = v; arg[i] = k; }
+          }
+        for (int64_t k = 0; k < n; ++k)
+          for (size_t i = 0; i < ni; ++i) yb[k * inner + static_cast<int64_t>(i)] = store_as<T>(C(arg[i] == k ? 1 : 0));
+        continue;
+      }
+      if (inner == 1) {
+        row<T>(xb, yb, eb, n);
+        continue;
+      }
+      C* __restrict m = mx.data();
+      double* __restrict sm = sum.data();
+      for (int64_t k = 0; k < n; ++k) {
+        const T* __restrict xr = xb + k * inner;
+        for (size_t i = 0; i < ni; ++i) {
+          C v = load_as<C>(xr[i]);
+          m[i] = v > m[i] ? v : m[i];
+        }
+      }
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int64_t k = 0; k < n; ++k) {
+        const T* __restrict xr = xb + k * inner;
+        C* __restrict er = eb + k * inner;
+        for (size_t i = 0; i < ni; ++i) {
+          C e = exp_c<C>(load_as<C>(xr[i]) - m[i]);
+          er[i] = e;
+          sm[i] += static_cast<double>(e);
+        }
+      }
+      for (size_t i = 0; i < ni; ++i) {
+        if constexpr (K == SoftmaxKind::kSoftmax) m[i] = static_cast<C>(1.0 / sm[i]);  // m now holds 1 / sum
+        else m[i] += static_cast<C>(std::log(sm[i]));                                 // m now holds max + log(sum)
+      }
+      for (int64_t k = 0; k < n; ++k) {
+        const T* __restrict xr = xb + k * inner;
+        const C* er = eb + k * inner;
+        T* yr = yb + k * inner;
+        for (size_t i = 0; i < ni; ++i) {
+          if constexpr (K == SoftmaxKind::kSoftmax) yr[i] = store_as<T>(er[i] * m[i]);
+          else yr[i] = store_as<T>(load_as<C>(xr[i]) - m[i]);
+        }
+      }
+    }
+  }
+
+  // One contiguous row (the inner == 1 case): max, exp, sum, scale.
+  template <typename T>
+  static void row(const T* __restrict x, T* y, compute_t<T>* e, int64_t n) {
+    using C = compute_t<T>;
+    C m8[8];
+    for (C& v : m8) v = -std::numeric_limits<C>::infinity();
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+      for (int l = 0; l < 8; ++l) {
+        C v = load_as<C>(x[k + l]);
+        m8[l] = v > m8[l] ? v : m8[l];
+      }
+    C m = m8[0];
+    for (int l = 1; l < 8; ++l) m = m8[l] > m ? m8[l] : m;
+    for (; k < n; ++k) {
+      C v = load_as<C>(x[k]);
+      m = v > m ? v : m;
+    }
+    for (k = 0; k < n; ++k) e[k] = exp_c<C>(load_as<C>(x[k]) - m);
+    double s4[4] = {0, 0, 0, 0};
+    for (k = 0; k + 4 <= n; k += 4)
+      for (int l = 0; l < 4; ++l) s4[l] += static_cast<double>(e[k + l]);
+    double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    for (; k < n; ++k) s += static_cast<double>(e[k]);
+    if constexpr (K == SoftmaxKind::kSoftmax) {
+      const C inv = static_cast<C>(1.0 / s);
+      for (k = 0; k < n; ++k) y[k] = store_as<T>(e[k] * inv);
+    } else {
+      const C shift = m + static_cast<C>(std::log(s));
+      for (k = 0; k < n; ++k) y[k] = store_as<T>(load_as<C>(x[k]) - shift);
+    }
+  }
+
+  bool coerce_2d_ = false;
+  int64_t axis_ = -1;
+};
+
+const backend::KernelRegistrar kSoftmax(
+    {"Softmax", "", 1, backend::kAnyOpset, backend::kernel_factory<SoftmaxKernel<SoftmaxKind::kSoftmax>>()});
+const backend::KernelRegistrar kLogSoftmax(
+    {"LogSoftmax", "", 1, backend::kAnyOpset, backend::kernel_factory<SoftmaxKernel<SoftmaxKind::kLogSoftmax>>()});
+const backend::KernelRegistrar kHardmax(
+    {"Hardmax", "", 1, backend::kAnyOpset, backend::kernel_factory<SoftmaxKernel<SoftmaxKind::kHardmax>>()});
+
+}  // namespace
+}  // namespace sdx::cpu

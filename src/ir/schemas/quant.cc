@@ -1,0 +1,73 @@
+// Schemas of the cast and quantization family (Cast, CastLike, BitCast, QuantizeLinear,
+// DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, MatMulInteger, ConvInteger,
+// QLinearConv).
+#include "ir/op_schema.h"
+
+namespace sdx::ir {
+namespace {
+
+void set_if_unknown(Value* out, DType t) {
+  if (out && out->type().kind == TypeInfo::Kind::kUnknown && t != DType::kUndefined)
+    out->mutable_type() = TypeInfo::tensor(t);
+}
+
+DType input_elem(const Node& node, int i) {
+  const Value* v = node.input(i);
+  return v && v->type().kind == TypeInfo::Kind::kTensor ? v->type().elem : DType::kUndefined;
+}
+
+// Output i gets the element type of input `from`.
+TypeInferenceFn infer_output_like_input(int from) {
+  return [from](Node& node) -> Status {
+    set_if_unknown(node.output(0), input_elem(node, from));
+    return Status::ok();
+  };
+}
+
+// QuantizeLinear: zero point's type, else output_dtype, else uint8.
+Status infer_quantize(Node& node) {
+  DType t = input_elem(node, 2);
+  if (t == DType::kUndefined) {
+    const int64_t code = node.attr_int("output_dtype", 0);
+    auto dt = dtype_from_onnx(static_cast<int>(code));
+    if (code != 0 && !dt) return invalid_argument(node.describe() + ": attribute 'output_dtype' is not an element type");
+    t = code != 0 ? *dt : DType::kUint8;
+  }
+  set_if_unknown(node.output(0), t);
+  return Status::ok();
+}
+
+// DequantizeLinear: output_dtype, else the scale's type.
+Status infer_dequantize(Node& node) {
+  const int64_t code = node.attr_int("output_dtype", 0);
+  DType t = input_elem(node, 1);
+  if (code != 0) {
+    auto dt = dtype_from_onnx(static_cast<int>(code));
+    if (!dt) return invalid_argument(node.describe() + ": attribute 'output_dtype' is not an element type");
+    t = *dt;
+  }
+  set_if_unknown(node.output(0), t);
+  return Status::ok();
+}
+
+Status infer_dynamic_quantize(Node& node) {
+  set_if_unknown(node.output(0), DType::kUint8);
+  set_if_unknown(node.output(1), input_elem(node, 0));
+  set_if_unknown(node.output(2), DType::kUint8);
+  return Status::ok();
+}
+
+}  // namespace
+
+SDX_OP_SCHEMA(Cast).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_from_attr_to());
+SDX_OP_SCHEMA(CastLike).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_output_like_input(1));
+SDX_OP_SCHEMA(BitCast).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_from_attr_to());
+SDX_OP_SCHEMA(QuantizeLinear).category(OpCategory::kElementwise).inputs(2, 3).outputs(1, 1).infer(infer_quantize);
+SDX_OP_SCHEMA(DequantizeLinear).category(OpCategory::kElementwise).inputs(2, 3).outputs(1, 1).infer(infer_dequantize);
+SDX_OP_SCHEMA(DynamicQuantizeLinear).category(OpCategory::kOther).inputs(1, 1).outputs(3, 3).infer(infer_dynamic_quantize);
+SDX_OP_SCHEMA(QLinearMatMul).category(OpCategory::kMatMul).inputs(8, 8).outputs(1, 1).infer(infer_output_like_input(7));
+SDX_OP_SCHEMA(MatMulInteger).category(OpCategory::kMatMul).inputs(2, 4).outputs(1, 1).infer(infer_fixed_type(DType::kInt32));
+SDX_OP_SCHEMA(ConvInteger).category(OpCategory::kConv).inputs(2, 4).outputs(1, 1).infer(infer_fixed_type(DType::kInt32));
+SDX_OP_SCHEMA(QLinearConv).category(OpCategory::kConv).inputs(8, 9).outputs(1, 1).infer(infer_output_like_input(7));
+
+}  // namespace sdx::ir
