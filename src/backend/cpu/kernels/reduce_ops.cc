@@ -63,10 +63,7 @@ class ReduceKernel final : public backend::Kernel {
     noop_ = node.attr_int("noop_with_empty_axes", 0) != 0;
     const int axes_input_since = K == ReduceKind::kSum ? 13 : 18;
     axes_from_input_ = node.opset() >= axes_input_since;
-    if (!axes_from_input_) {
-      has_attr_axes_ = node.attr("axes") != nullptr;
-      attr_axes_ = node.attr_ints("axes");
-    }
+    if (!axes_from_input_) attr_axes_ = node.attr_ints("axes");
     return Status::ok();
   }
 
@@ -82,7 +79,7 @@ class ReduceKernel final : public backend::Kernel {
       }
     } else {
       raw = attr_axes_;
-      have_axes = has_attr_axes_ && !raw.empty();
+      have_axes = !raw.empty();
     }
     std::vector<int> axes;
     if (have_axes) {
@@ -181,7 +178,6 @@ class ReduceKernel final : public backend::Kernel {
   bool keepdims_ = true;
   bool noop_ = false;
   bool axes_from_input_ = false;
-  bool has_attr_axes_ = false;
   std::vector<int64_t> attr_axes_;
 };
 
