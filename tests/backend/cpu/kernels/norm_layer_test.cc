@@ -1,64 +1,64 @@
 #include <cmath>
 
-#include "reduce_test_util.h"
+#include "kernel_test_util.h"
 
 namespace sdx {
 namespace {
-using namespace reduce_test;
+using namespace test;
 
 TEST(NormLayer, LayerNormWithMeanAndInvStdDev) {
   // Row [1, 3]: mean 2, var 1 -> normalized [-1, 1]; scale 2, bias 1 -> [-1, 3]. Row [2, 6]: mean 4, var 4.
-  auto y = run("LayerNormalization", {f32({1, 3, 2, 6}, {2, 2}), f32({2, 2}, {2}), f32({1, 1}, {2})},
-               {attr_float("epsilon", 0.f)}, 17, 3);
+  auto y = run_node("LayerNormalization", {f32({1, 3, 2, 6}, {2, 2}), f32({2, 2}, {2}), f32({1, 1}, {2})},
+                    {attr_f("epsilon", 0.f)}, 17, 3);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
-  expect_near(vals<float>((*y)[0]), {-1, 3, -1, 3}, 1e-4f);
+  expect_near(values<float>((*y)[0]), {-1, 3, -1, 3}, 1e-4f);
   EXPECT_EQ((*y)[1].shape(), (Shape{2, 1}));
-  expect_near(vals<float>((*y)[1]), {2, 4});
-  expect_near(vals<float>((*y)[2]), {1, 0.5f});
+  expect_near(values<float>((*y)[1]), {2, 4});
+  expect_near(values<float>((*y)[2]), {1, 0.5f});
 }
 
 TEST(NormLayer, RmsNorm) {
-  auto y = run("RMSNormalization", {f32({3, 4}, {1, 2}), f32({1, 1}, {2})}, {attr_float("epsilon", 0.f)}, 23);
+  auto y = run_node("RMSNormalization", {f32({3, 4}, {1, 2}), f32({1, 1}, {2})}, {attr_f("epsilon", 0.f)}, 23);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   const float rms = std::sqrt(12.5f);
-  expect_near(vals<float>((*y)[0]), {3 / rms, 4 / rms});
+  expect_near(values<float>((*y)[0]), {3 / rms, 4 / rms});
 }
 
 TEST(NormLayer, GroupAndInstanceNorm) {
   Tensor x = f32({1, 3, 5, 7}, {1, 2, 2});  // N=1, C=2, spatial 2
-  auto inst = run("InstanceNormalization", {x, f32({1, 1}, {2}), f32({0, 0}, {2})}, {attr_float("epsilon", 0.f)}, 6);
+  auto inst = run_node("InstanceNormalization", {x, f32({1, 1}, {2}), f32({0, 0}, {2})}, {attr_f("epsilon", 0.f)}, 6);
   ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
-  expect_near(vals<float>((*inst)[0]), {-1, 1, -1, 1});
-  auto grp = run("GroupNormalization", {x, f32({1, 1}, {2}), f32({0, 0}, {2})},
-                 {attr_int("num_groups", 1), attr_float("epsilon", 0.f)}, 21);
+  expect_near(values<float>((*inst)[0]), {-1, 1, -1, 1});
+  auto grp = run_node("GroupNormalization", {x, f32({1, 1}, {2}), f32({0, 0}, {2})},
+                      {attr_i("num_groups", 1), attr_f("epsilon", 0.f)}, 21);
   ASSERT_TRUE(grp.is_ok()) << grp.status().to_string();
   const float sd = std::sqrt(5.f);  // values 1,3,5,7: mean 4, var 5
-  expect_near(vals<float>((*grp)[0]), {-3 / sd, -1 / sd, 1 / sd, 3 / sd});
+  expect_near(values<float>((*grp)[0]), {-3 / sd, -1 / sd, 1 / sd, 3 / sd});
 }
 
 TEST(NormLayer, LpAndMvn) {
-  auto lp = run("LpNormalization", {f32({3, 4}, {1, 2})}, {}, 1);
+  auto lp = run_node("LpNormalization", {f32({3, 4}, {1, 2})}, {}, 1);
   ASSERT_TRUE(lp.is_ok());
-  expect_near(vals<float>((*lp)[0]), {0.6f, 0.8f});
-  auto mvn = run("MeanVarianceNormalization", {f32({1, 3}, {2})}, {attr_ints("axes", {0})}, 13);
+  expect_near(values<float>((*lp)[0]), {0.6f, 0.8f});
+  auto mvn = run_node("MeanVarianceNormalization", {f32({1, 3}, {2})}, {attr_ints("axes", {0})}, 13);
   ASSERT_TRUE(mvn.is_ok()) << mvn.status().to_string();
-  expect_near(vals<float>((*mvn)[0]), {-1, 1});
+  expect_near(values<float>((*mvn)[0]), {-1, 1});
 }
 
 TEST(NormLayer, ZeroSizedInputs) {
-  auto inst = run("InstanceNormalization", {f32({}, {2, 0, 3}), f32({}, {0}), f32({}, {0})}, {}, 6);
+  auto inst = run_node("InstanceNormalization", {f32({}, {2, 0, 3}), f32({}, {0}), f32({}, {0})}, {}, 6);
   ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
   EXPECT_EQ((*inst)[0].shape(), (Shape{2, 0, 3}));
-  auto ln = run("LayerNormalization", {f32({}, {0, 4}), f32({1, 1, 1, 1}, {4})}, {}, 17);
+  auto ln = run_node("LayerNormalization", {f32({}, {0, 4}), f32({1, 1, 1, 1}, {4})}, {}, 17);
   ASSERT_TRUE(ln.is_ok()) << ln.status().to_string();
   EXPECT_EQ((*ln)[0].numel(), 0);
 }
 
 TEST(NormLayer, BadInputsAreErrors) {
-  EXPECT_FALSE(run("LayerNormalization", {f32({1, 2}, {2}), f32({1, 1, 1}, {3})}, {}, 17).is_ok());
-  EXPECT_FALSE(run("GroupNormalization", {f32({1, 2, 3}, {1, 3, 1}), f32({1, 1, 1}, {3}), f32({0, 0, 0}, {3})},
-                   {attr_int("num_groups", 2)}, 21).is_ok());
-  EXPECT_FALSE(run("LpNormalization", {f32({1, 2}, {2})}, {attr_int("p", 3)}, 1).is_ok());
+  EXPECT_FALSE(run_node("LayerNormalization", {f32({1, 2}, {2}), f32({1, 1, 1}, {3})}, {}, 17).is_ok());
+  EXPECT_FALSE(run_node("GroupNormalization", {f32({1, 2, 3}, {1, 3, 1}), f32({1, 1, 1}, {3}), f32({0, 0, 0}, {3})},
+                        {attr_i("num_groups", 2)}, 21).is_ok());
+  EXPECT_FALSE(run_node("LpNormalization", {f32({1, 2}, {2})}, {attr_i("p", 3)}, 1).is_ok());
 }
 
 }  // namespace

@@ -1,71 +1,71 @@
 #include <cmath>
 #include <limits>
 
-#include "reduce_test_util.h"
+#include "kernel_test_util.h"
 
 namespace sdx {
 namespace {
-using namespace reduce_test;
+using namespace test;
 
 TEST(ReduceOps, SumAxesAttributeOldOpset) {
-  auto y = run("ReduceSum", {f32({1, 2, 3, 4, 5, 6}, {2, 3})}, {attr_ints("axes", {1}), attr_int("keepdims", 0)}, 11);
+  auto y = run_node("ReduceSum", {f32({1, 2, 3, 4, 5, 6}, {2, 3})}, {attr_ints("axes", {1}), attr_i("keepdims", 0)}, 11);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ((*y)[0].shape(), (Shape{2}));
-  EXPECT_EQ(vals<float>((*y)[0]), (std::vector<float>{6, 15}));
+  EXPECT_EQ(values<float>((*y)[0]), (std::vector<float>{6, 15}));
 }
 
 TEST(ReduceOps, MeanAxesInputKeepDims) {
-  auto y = run("ReduceMean", {f32({1, 2, 3, 4, 5, 6}, {2, 3}), i64({0}, {1})}, {}, 18);
+  auto y = run_node("ReduceMean", {f32({1, 2, 3, 4, 5, 6}, {2, 3}), i64({0}, {1})}, {}, 18);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ((*y)[0].shape(), (Shape{1, 3}));
-  EXPECT_EQ(vals<float>((*y)[0]), (std::vector<float>{2.5f, 3.5f, 4.5f}));
+  EXPECT_EQ(values<float>((*y)[0]), (std::vector<float>{2.5f, 3.5f, 4.5f}));
 }
 
 TEST(ReduceOps, NoAxesReducesAllUnlessNoop) {
-  auto all = run("ReduceMax", {f32({1, 7, 3, 4}, {2, 2})}, {attr_int("keepdims", 0)}, 18);
+  auto all = run_node("ReduceMax", {f32({1, 7, 3, 4}, {2, 2})}, {attr_i("keepdims", 0)}, 18);
   ASSERT_TRUE(all.is_ok()) << all.status().to_string();
   EXPECT_EQ((*all)[0].rank(), 0);
-  EXPECT_EQ(vals<float>((*all)[0]), (std::vector<float>{7}));
-  auto noop = run("ReduceSumSquare", {f32({1, -2, 3, 4}, {2, 2})}, {attr_int("noop_with_empty_axes", 1)}, 18);
+  EXPECT_EQ(values<float>((*all)[0]), (std::vector<float>{7}));
+  auto noop = run_node("ReduceSumSquare", {f32({1, -2, 3, 4}, {2, 2})}, {attr_i("noop_with_empty_axes", 1)}, 18);
   ASSERT_TRUE(noop.is_ok()) << noop.status().to_string();
-  EXPECT_EQ(vals<float>((*noop)[0]), (std::vector<float>{1, 4, 9, 16}));
+  EXPECT_EQ(values<float>((*noop)[0]), (std::vector<float>{1, 4, 9, 16}));
 }
 
 TEST(ReduceOps, EmptySetGivesIdentity) {
   Tensor x = f32({}, {2, 0});
-  auto mn = run("ReduceMin", {x, i64({1}, {1})}, {}, 18);
+  auto mn = run_node("ReduceMin", {x, i64({1}, {1})}, {}, 18);
   ASSERT_TRUE(mn.is_ok()) << mn.status().to_string();
-  EXPECT_EQ(vals<float>((*mn)[0]), (std::vector<float>{INFINITY, INFINITY}));
-  auto lse = run("ReduceLogSumExp", {x, i64({1}, {1})}, {}, 18);
+  EXPECT_EQ(values<float>((*mn)[0]), (std::vector<float>{INFINITY, INFINITY}));
+  auto lse = run_node("ReduceLogSumExp", {x, i64({1}, {1})}, {}, 18);
   ASSERT_TRUE(lse.is_ok());
-  EXPECT_EQ(vals<float>((*lse)[0]), (std::vector<float>{-INFINITY, -INFINITY}));
-  auto prod = run("ReduceProd", {x, i64({1}, {1})}, {}, 18);
+  EXPECT_EQ(values<float>((*lse)[0]), (std::vector<float>{-INFINITY, -INFINITY}));
+  auto prod = run_node("ReduceProd", {x, i64({1}, {1})}, {}, 18);
   ASSERT_TRUE(prod.is_ok());
-  EXPECT_EQ(vals<float>((*prod)[0]), (std::vector<float>{1, 1}));
+  EXPECT_EQ(values<float>((*prod)[0]), (std::vector<float>{1, 1}));
 }
 
 TEST(ReduceOps, NormsAndLogs) {
   Tensor x = f32({3, -4, 1, 1}, {2, 2});
-  auto l1 = run("ReduceL1", {x, i64({1}, {1})}, {attr_int("keepdims", 0)}, 18);
-  auto l2 = run("ReduceL2", {x, i64({1}, {1})}, {attr_int("keepdims", 0)}, 18);
-  auto lse = run("ReduceLogSumExp", {f32({1000, 1000}, {2})}, {attr_int("keepdims", 0)}, 18);
+  auto l1 = run_node("ReduceL1", {x, i64({1}, {1})}, {attr_i("keepdims", 0)}, 18);
+  auto l2 = run_node("ReduceL2", {x, i64({1}, {1})}, {attr_i("keepdims", 0)}, 18);
+  auto lse = run_node("ReduceLogSumExp", {f32({1000, 1000}, {2})}, {attr_i("keepdims", 0)}, 18);
   ASSERT_TRUE(l1.is_ok() && l2.is_ok() && lse.is_ok());
-  expect_near(vals<float>((*l1)[0]), {7, 2});
-  expect_near(vals<float>((*l2)[0]), {5, std::sqrt(2.f)});
-  expect_near(vals<float>((*lse)[0]), {1000 + std::log(2.f)}, 1e-3f);
+  expect_near(values<float>((*l1)[0]), {7, 2});
+  expect_near(values<float>((*l2)[0]), {5, std::sqrt(2.f)});
+  expect_near(values<float>((*lse)[0]), {1000 + std::log(2.f)}, 1e-3f);
 }
 
 TEST(ReduceOps, IntegerSum) {
-  auto y = run("ReduceSum", {i32({1, 2, 3, 4}, {4}), i64({-1}, {1})}, {attr_int("keepdims", 0)}, 13);
+  auto y = run_node("ReduceSum", {i32({1, 2, 3, 4}, {4}), i64({-1}, {1})}, {attr_i("keepdims", 0)}, 13);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
-  EXPECT_EQ(vals<int32_t>((*y)[0]), (std::vector<int32_t>{10}));
+  EXPECT_EQ(values<int32_t>((*y)[0]), (std::vector<int32_t>{10}));
 }
 
 TEST(ReduceOps, BadAxisIsAnError) {
-  auto y = run("ReduceSum", {f32({1, 2}, {2}), i64({3}, {1})}, {}, 13);
+  auto y = run_node("ReduceSum", {f32({1, 2}, {2}), i64({3}, {1})}, {}, 13);
   ASSERT_FALSE(y.is_ok());
   EXPECT_NE(y.status().message().find("axis 3"), std::string::npos) << y.status().to_string();
-  auto dup = run("ReduceSum", {f32({1, 2, 3, 4}, {2, 2}), i64({0, -2}, {2})}, {}, 13);
+  auto dup = run_node("ReduceSum", {f32({1, 2, 3, 4}, {2, 2}), i64({0, -2}, {2})}, {}, 13);
   EXPECT_FALSE(dup.is_ok());
 }
 

@@ -1,37 +1,37 @@
-#include "tensor_test_util.h"
+#include "kernel_test_util.h"
 
-namespace sdx::testing_tensor {
+namespace sdx::test {
 namespace {
 
 TEST(TensorConcat, ConcatAxis1) {
-  auto ys = run_op("Concat", {f32({1, 2}, {2, 1}), f32({3, 4, 5, 6}, {2, 2})}, {attr_i("axis", 1)});
+  auto ys = run_node("Concat", {f32({1, 2}, {2, 1}), f32({3, 4, 5, 6}, {2, 2})}, {attr_i("axis", 1)});
   ASSERT_TRUE(ys.is_ok()) << ys.status().to_string();
   EXPECT_EQ(values<float>((*ys)[0]), (std::vector<float>{1, 3, 4, 2, 5, 6}));
 }
 
 TEST(TensorConcat, ConcatMismatchFails) {
-  EXPECT_FALSE(run_op("Concat", {f32({1, 2}, {2, 1}), f32({3, 4, 5}, {3, 1})}, {attr_i("axis", 1)}).is_ok());
+  EXPECT_FALSE(run_node("Concat", {f32({1, 2}, {2, 1}), f32({3, 4, 5}, {3, 1})}, {attr_i("axis", 1)}).is_ok());
 }
 
 TEST(TensorConcat, SplitUnevenNumOutputs) {
-  auto ys = run_op("Split", {f32({1, 2, 3, 4, 5}, {5})}, {attr_i("num_outputs", 2)}, 2, 18);
+  auto ys = run_node("Split", {f32({1, 2, 3, 4, 5}, {5})}, {attr_i("num_outputs", 2)}, 18, 2);
   ASSERT_TRUE(ys.is_ok()) << ys.status().to_string();
   EXPECT_EQ(values<float>((*ys)[0]), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(values<float>((*ys)[1]), (std::vector<float>{4, 5}));
 }
 
 TEST(TensorConcat, SplitBadSizesFails) {
-  EXPECT_FALSE(run_op("Split", {f32({1, 2, 3}, {3}), i64({1, 1}, {2})}, {}, 2, 18).is_ok());
+  EXPECT_FALSE(run_node("Split", {f32({1, 2, 3}, {3}), i64({1, 1}, {2})}, {}, 18, 2).is_ok());
 }
 
 TEST(TensorConcat, TileAndExpand) {
-  auto t = run_op("Tile", {f32({1, 2}, {1, 2}), i64({2, 2}, {2})});
+  auto t = run_node("Tile", {f32({1, 2}, {1, 2}), i64({2, 2}, {2})});
   ASSERT_TRUE(t.is_ok()) << t.status().to_string();
   EXPECT_EQ(values<float>((*t)[0]), (std::vector<float>{1, 2, 1, 2, 1, 2, 1, 2}));
-  auto e = run_op("Expand", {f32({1, 2}, {2, 1}), i64({2, 3}, {2})});
+  auto e = run_node("Expand", {f32({1, 2}, {2, 1}), i64({2, 3}, {2})});
   ASSERT_TRUE(e.is_ok()) << e.status().to_string();
   EXPECT_EQ(values<float>((*e)[0]), (std::vector<float>{1, 1, 1, 2, 2, 2}));
-  EXPECT_FALSE(run_op("Expand", {f32({1, 2}, {2}), i64({3}, {1})}).is_ok());
+  EXPECT_FALSE(run_node("Expand", {f32({1, 2}, {2}), i64({3}, {1})}).is_ok());
 }
 
 TEST(TensorConcat, CompressConditionTooLongFails) {
@@ -39,17 +39,17 @@ TEST(TensorConcat, CompressConditionTooLongFails) {
   cond.data<bool>()[0] = false;
   cond.data<bool>()[1] = true;
   cond.data<bool>()[2] = true;
-  auto ok = run_op("Compress", {f32({1, 2, 3}, {3}), cond});
+  auto ok = run_node("Compress", {f32({1, 2, 3}, {3}), cond});
   ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
   EXPECT_EQ(values<float>((*ok)[0]), (std::vector<float>{2, 3}));
-  EXPECT_FALSE(run_op("Compress", {f32({1, 2}, {2}), cond}).is_ok());
+  EXPECT_FALSE(run_node("Compress", {f32({1, 2}, {2}), cond}).is_ok());
 }
 
 TEST(TensorConcat, SplitOldOpsetAttribute) {
-  auto ys = run_op("Split", {f32({1, 2, 3}, {3})}, {attr_ints("split", {1, 2})}, 2, 11);
+  auto ys = run_node("Split", {f32({1, 2, 3}, {3})}, {attr_ints("split", {1, 2})}, 11, 2);
   ASSERT_TRUE(ys.is_ok()) << ys.status().to_string();
   EXPECT_EQ(values<float>((*ys)[1]), (std::vector<float>{2, 3}));
 }
 
 }  // namespace
-}  // namespace sdx::testing_tensor
+}  // namespace sdx::test
