@@ -1,0 +1,38 @@
+// Schemas for the ONNX-ML domain ("ai.onnx.ml"): LabelEncoder, ArrayFeatureExtractor,
+// Binarizer, TreeEnsemble.
+#include "ir/op_schema.h"
+
+namespace sdx::ir {
+namespace {
+
+constexpr const char* kMl = "ai.onnx.ml";
+
+// LabelEncoder's output type comes from whichever values_* attribute is set.
+Status infer_label_encoder(Node& node) {
+  Value* out = node.output(0);
+  if (!out || out->type().kind != TypeInfo::Kind::kUnknown) return Status::ok();
+  DType t = DType::kUndefined;
+  if (node.attr("values_int64s")) t = DType::kInt64;
+  else if (node.attr("values_floats")) t = DType::kFloat32;
+  else if (node.attr("values_strings")) t = DType::kString;
+  else if (const Attribute* a = node.attr("values_tensor"); a && a->t.defined()) t = a->t.dtype();
+  else if (node.attr("classes_strings")) {  // opset 1: string <-> int64
+    Value* in = node.input(0);
+    if (in && in->type().kind == TypeInfo::Kind::kTensor)
+      t = in->type().elem == DType::kString ? DType::kInt64 : DType::kString;
+  }
+  if (t != DType::kUndefined) out->mutable_type() = TypeInfo::tensor(t);
+  return Status::ok();
+}
+
+SDX_OP_SCHEMA_DOMAIN(LabelEncoder, kMl).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
+    .infer(infer_label_encoder);
+SDX_OP_SCHEMA_DOMAIN(Binarizer, kMl).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA_DOMAIN(ArrayFeatureExtractor, kMl).category(OpCategory::kGather).inputs(2, 2).outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA_DOMAIN(TreeEnsemble, kMl).category(OpCategory::kOther).inputs(1, 1).outputs(1, 1)
+    .infer(infer_same_as_input(0));
+
+}  // namespace
+}  // namespace sdx::ir
