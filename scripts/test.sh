@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Every test: same set-up as the quick start (with the C++ tests built), then the
-# C++ tests (ctest), the Python tests (pytest, including the conformance gate).
+# Every test: same set-up as the quick start (with the C++ tests built), the
+# concurrency tests under ThreadSanitizer, then the C++ tests (ctest) and the
+# Python tests (pytest, including the ONNX conformance gate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SDX_BUILD_TESTS=ON bash scripts/setup.sh
+
+echo "== Concurrency tests under ThreadSanitizer =="
+export CCACHE_BASEDIR="$PWD"
+cmake -S . -B build/tsan -G Ninja -DSDX_SANITIZER=thread -DSDX_BUILD_PYTHON=OFF -DSDX_BUILD_TESTS=ON >build/tsan-configure.log
+ninja -C build/tsan sdx_tests >build/tsan-build.log 2>&1 || { tail -n 40 build/tsan-build.log; exit 1; }
+# Every test whose name says it exercises concurrency; TSAN turns any data race into a failure.
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/sdx_tests --gtest_filter='*Concurren*' --gtest_brief=1
+
 echo "== C++ tests (ctest) =="
 ctest --test-dir build/wheel --output-on-failure -j"$(nproc)" --timeout 600
 echo "== Python tests (pytest) =="

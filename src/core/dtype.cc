@@ -69,10 +69,14 @@ bool dtype_is_byte_addressable(DType t) {
 }
 
 size_t dtype_storage_bytes(DType t, int64_t n) {
-  if (t == DType::kString) return static_cast<size_t>(n) * sizeof(std::string);
-  int bits = dtype_bits(t);
-  if (bits >= 8) return static_cast<size_t>(n) * static_cast<size_t>(bits / 8);
-  return (static_cast<size_t>(n) * static_cast<size_t>(bits) + 7) / 8;
+  // Saturates at SIZE_MAX instead of wrapping, so an absurd element count can never
+  // look like a small buffer to the length checks that follow.
+  const size_t count = n < 0 ? 0 : static_cast<size_t>(n);
+  const int bits = dtype_bits(t);
+  const size_t unit = t == DType::kString ? sizeof(std::string) : static_cast<size_t>(bits >= 8 ? bits / 8 : bits);
+  size_t total;
+  if (__builtin_mul_overflow(count, unit, &total)) return SIZE_MAX;
+  return (t == DType::kString || bits >= 8) ? total : total / 8 + (total % 8 != 0);
 }
 
 }  // namespace sdx

@@ -8,8 +8,6 @@ namespace sdx {
 Result<Tensor> Tensor::allocate(DType dtype, Shape shape, Allocator* alloc, bool zero) {
   if (dtype == DType::kUndefined) return invalid_argument("cannot allocate a tensor of undefined type");
   size_t bytes = dtype_storage_bytes(dtype, shape.numel());
-  if (shape.numel() > 0 && bytes / static_cast<size_t>(shape.numel()) == 0 && dtype_bits(dtype) >= 8)
-    return out_of_range("tensor byte size overflows");
   constexpr size_t kMaxBytes = size_t{1} << 46;  // 64 TiB: anything larger is a corrupt shape
   if (bytes > kMaxBytes) return resource_exhausted("tensor of " + shape.to_string() + " is too large to allocate");
   void* p = alloc->allocate(bytes);

@@ -156,3 +156,19 @@ def test_kernel_error_names_node():
     sess = sdx.InferenceSession(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     with pytest.raises(sdx.SdxError, match="bad_matmul"):
         sess.run(None, {"a": np.zeros((2, 3), np.float32), "b": np.zeros((4, 5), np.float32)})
+
+
+def test_concurrent_runs_share_one_session():
+    from concurrent.futures import ThreadPoolExecutor
+
+    sess = sdx.InferenceSession(mlp_model().SerializeToString())
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(64)]
+
+    def one(x):
+        probs, logits = sess.run(None, {"x": x})
+        ref_probs, ref_logits = mlp_reference(x)
+        return np.allclose(logits, ref_logits, rtol=1e-5, atol=1e-5)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(pool.map(one, xs))

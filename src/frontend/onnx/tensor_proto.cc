@@ -60,9 +60,11 @@ Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::
     return t;
   }
 
-  SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape, cpu_allocator(), true), "tensor '" + name + "'");
+  // Every length is checked against the dims before anything is allocated, so a
+  // hostile header cannot make us allocate memory its data does not back.
   if (dtype == DType::kString) {
     SDX_RETURN_IF_ERROR(check_count(name, proto.string_data_size(), n, "string_data"), "");
+    SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), "tensor '" + name + "'");
     for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = proto.string_data(static_cast<int>(i));
     return t;
   }
@@ -71,51 +73,41 @@ Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::
       return data_loss("tensor '" + name + "': raw_data has " + std::to_string(proto.raw_data().size()) +
                        " bytes but dims " + shape.to_string() + " of " + dtype_name(dtype) + " need " +
                        std::to_string(want_bytes));
+    SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), "tensor '" + name + "'");
     if (want_bytes) std::memcpy(t.raw_data(), proto.raw_data().data(), want_bytes);
     return t;
   }
+  // Typed fields: which one holds this type, and how many entries it must have.
+  int64_t have = 0, want = n;
+  const char* field = "int32_data";
   switch (dtype) {
-    case DType::kFloat32:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.float_data_size(), n, "float_data"), "");
-      copy_cast(proto.float_data(), t.data<float>());
+    case DType::kFloat32: have = proto.float_data_size(); field = "float_data"; break;
+    case DType::kFloat64: have = proto.double_data_size(); field = "double_data"; break;
+    case DType::kInt64: have = proto.int64_data_size(); field = "int64_data"; break;
+    case DType::kUint32: case DType::kUint64: have = proto.uint64_data_size(); field = "uint64_data"; break;
+    case DType::kInt4: case DType::kUint4: case DType::kFloat4E2M1: case DType::kInt2: case DType::kUint2:
+      // Packed: each int32_data entry holds one byte of packed storage.
+      have = proto.int32_data_size();
+      want = static_cast<int64_t>(want_bytes);
+      field = "int32_data (packed)";
       break;
-    case DType::kFloat64:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.double_data_size(), n, "double_data"), "");
-      copy_cast(proto.double_data(), t.data<double>());
-      break;
-    case DType::kInt64:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.int64_data_size(), n, "int64_data"), "");
-      copy_cast(proto.int64_data(), t.data<int64_t>());
-      break;
-    case DType::kUint32:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.uint64_data_size(), n, "uint64_data"), "");
-      copy_cast(proto.uint64_data(), t.data<uint32_t>());
-      break;
-    case DType::kUint64:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.uint64_data_size(), n, "uint64_data"), "");
-      copy_cast(proto.uint64_data(), t.data<uint64_t>());
-      break;
-    case DType::kInt32:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
-      copy_cast(proto.int32_data(), t.data<int32_t>());
-      break;
+    default: have = proto.int32_data_size(); break;
+  }
+  SDX_RETURN_IF_ERROR(check_count(name, have, want, field), "");
+  SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape, cpu_allocator(), true), "tensor '" + name + "'");
+  switch (dtype) {
+    case DType::kFloat32: copy_cast(proto.float_data(), t.data<float>()); break;
+    case DType::kFloat64: copy_cast(proto.double_data(), t.data<double>()); break;
+    case DType::kInt64: copy_cast(proto.int64_data(), t.data<int64_t>()); break;
+    case DType::kUint32: copy_cast(proto.uint64_data(), t.data<uint32_t>()); break;
+    case DType::kUint64: copy_cast(proto.uint64_data(), t.data<uint64_t>()); break;
+    case DType::kInt32: copy_cast(proto.int32_data(), t.data<int32_t>()); break;
     case DType::kInt16: case DType::kUint16: case DType::kFloat16: case DType::kBFloat16:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
       copy_cast(proto.int32_data(), t.data<uint16_t>());
       break;
-    case DType::kInt8: case DType::kUint8: case DType::kBool: case DType::kFloat8E4M3FN:
-    case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ: case DType::kFloat8E8M0:
-      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), n, "int32_data"), "");
+    default:  // 8-bit and packed types: one byte per int32_data entry
       copy_cast(proto.int32_data(), t.data<uint8_t>());
       break;
-    case DType::kInt4: case DType::kUint4: case DType::kFloat4E2M1: case DType::kInt2: case DType::kUint2: {
-      // Packed: each int32_data entry holds one byte of packed storage.
-      SDX_RETURN_IF_ERROR(check_count(name, proto.int32_data_size(), static_cast<int64_t>(want_bytes), "int32_data (packed)"), "");
-      copy_cast(proto.int32_data(), t.data<uint8_t>());
-      break;
-    }
-    default:
-      return unimplemented("tensor '" + name + "': element type " + dtype_name(dtype) + " is not supported");
   }
   return t;
 }

@@ -146,6 +146,25 @@ TEST(OnnxLoader, HugeDimsAreRejected) {
   EXPECT_FALSE(r.is_ok());
 }
 
+TEST(OnnxLoader, DataLengthIsCheckedBeforeAllocating) {
+  // 2^33 floats (32 GiB) declared, 4 bytes present: must fail on the length check,
+  // not by trying to allocate what the file does not contain.
+  auto m = relu_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(1);
+  w->add_dims(int64_t{1} << 33);
+  w->set_raw_data(std::string(4, '\0'));
+  auto r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("raw_data has 4 bytes"), std::string::npos) << r.status().message();
+  w->clear_raw_data();
+  w->add_float_data(1.f);
+  r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("float_data holds 1 values"), std::string::npos) << r.status().message();
+}
+
 TEST(ExternalData, ReadsFileInsideFolder) {
   TempDir d;
   write_file(d.path() + "/w.bin", std::string(16, '\x01'));

@@ -176,6 +176,7 @@ class QLinearConvKernel final : public backend::Kernel {
     const std::vector<float> xs = load_as<float>(ctx.input(1)), ws = load_as<float>(ctx.input(4)),
                              ys = load_as<float>(ctx.input(6));
     if (xs.size() != 1 || ys.size() != 1) return invalid_argument("x_scale and y_scale must hold one value");
+    if (!(std::isfinite(ys[0]) && ys[0] != 0)) return invalid_argument("y_scale must be finite and non-zero, got " + std::to_string(ys[0]));
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != M)
       return invalid_argument("w_scale must hold one value or one per output channel (" + std::to_string(M) + ")");
     std::vector<int32_t> bias(static_cast<size_t>(M), 0);

@@ -164,6 +164,7 @@ class QLinearMatMulKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(auto bs, per_line<double>(&ctx.input(4), p.N, "b_scale", "column of B"), "");
     const std::vector<double> ys = load_as<double>(ctx.input(6));
     if (ys.size() != 1) return invalid_argument("y_scale must hold one value, has shape " + ctx.input(6).shape().to_string());
+    if (!(std::isfinite(ys[0]) && ys[0] != 0)) return invalid_argument("y_scale must be finite and non-zero, got " + std::to_string(ys[0]));
     const double yzp = ctx.has_input(7) ? load_as<double>(ctx.input(7)).at(0) : 0.0;
     if (ctx.has_input(7) && ctx.input(7).numel() != 1) return invalid_argument("y_zero_point must hold one value");
     const DType st = ctx.input(1).dtype();
