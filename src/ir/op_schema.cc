@@ -51,6 +51,25 @@ Status OpSchema::check_arity(const Node& node) const {
   return Status::ok();
 }
 
+Status OpSchema::check_attributes(const Node& node) const {
+  if (!attrs_declared_) return Status::ok();
+  for (const Attribute& a : node.attributes()) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& s : attrs_)
+      if (a.name == s.name) spec = &s;
+    if (!spec) {
+      std::string known;
+      for (const AttrSpec& s : attrs_) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      return invalid_argument(node.describe() + " has attribute '" + a.name + "', which " + name_ + " does not define" +
+                              (known.empty() ? " (it takes no attributes)" : " (it takes: " + known + ")"));
+    }
+    if (spec->type != AttrType::kUndefined && spec->type != a.type)
+      return invalid_argument(node.describe() + ": attribute '" + a.name + "' must be of type " + attr_type_name(spec->type) +
+                              " but is " + attr_type_name(a.type));
+  }
+  return Status::ok();
+}
+
 TypeInferenceFn infer_same_as_input(int input_index) {
   return [input_index](Node& node) -> Status {
     Value* in = node.input(input_index);

@@ -31,6 +31,12 @@ const char* op_category_name(OpCategory c);
 // Fills in node outputs' TypeInfo from its inputs' TypeInfo where it can.
 using TypeInferenceFn = std::function<Status(Node& node)>;
 
+// A declared attribute. kUndefined type means "any type" (the type changed across opsets).
+struct AttrSpec {
+  const char* name;
+  AttrType type;
+};
+
 class OpSchema {
  public:
   OpSchema() = default;
@@ -42,6 +48,14 @@ class OpSchema {
   OpSchema& outputs(int min, int max) { min_out_ = min; max_out_ = max; return *this; }
   OpSchema& data_dependent() { capturable_ = false; return *this; }
   OpSchema& infer(TypeInferenceFn fn) { infer_ = std::move(fn); return *this; }
+  // Declares every attribute the op accepts in any opset (tools/onnx_attrs.py prints
+  // this list from the ONNX spec). Once declared, the verifier rejects unknown
+  // attributes and attributes of the wrong type, naming the node.
+  OpSchema& attrs(std::initializer_list<AttrSpec> specs) {
+    attrs_.assign(specs.begin(), specs.end());
+    attrs_declared_ = true;
+    return *this;
+  }
 
   const std::string& name() const { return name_; }
   const std::string& domain() const { return domain_; }
@@ -56,6 +70,10 @@ class OpSchema {
 
   // Checks arity of a node against this schema.
   Status check_arity(const Node& node) const;
+  // Checks attribute names and types against the declaration (no-op when undeclared).
+  Status check_attributes(const Node& node) const;
+  bool attributes_declared() const { return attrs_declared_; }
+  const std::vector<AttrSpec>& attribute_specs() const { return attrs_; }
 
  private:
   std::string name_, domain_;
@@ -64,6 +82,8 @@ class OpSchema {
   bool capturable_ = true;
   int min_in_ = 0, max_in_ = INT_MAX, min_out_ = 1, max_out_ = INT_MAX;
   TypeInferenceFn infer_;
+  std::vector<AttrSpec> attrs_;
+  bool attrs_declared_ = false;
 };
 
 class OpSchemaRegistry {

@@ -21,8 +21,10 @@ Status verify_graph(const Graph& g, std::unordered_set<const Value*>& visible) {
       if (v && !visible.count(v))
         return invalid_argument(where + ": " + n->describe() + " reads '" + v->name() + "' before it is defined");
     }
-    if (const OpSchema* s = OpSchemaRegistry::get().find(n->op_type(), n->domain()))
+    if (const OpSchema* s = OpSchemaRegistry::get().find(n->op_type(), n->domain())) {
       SDX_RETURN_IF_ERROR(s->check_arity(*n), where);
+      SDX_RETURN_IF_ERROR(s->check_attributes(*n), where);
+    }
     for (const Graph* sg : n->subgraphs()) {
       if (sg->parent() != &g) return invalid_argument(where + ": subgraph '" + sg->name() + "' of " + n->describe() + " has the wrong parent");
       SDX_RETURN_IF_ERROR(verify_graph(*sg, visible), where + ", " + n->describe());

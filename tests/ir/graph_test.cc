@@ -63,6 +63,40 @@ TEST(OpSchema, RegistryHasCategoriesAndGaps) {
   EXPECT_STREQ(op_category_name(OpCategory::kElementwise), "ELEMENTWISE");
 }
 
+TEST(Verifier, ChecksAttributeNamesAndTypes) {
+  Graph g("main");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32));
+  Node* n = g.add_node("Softmax", "", "sm", {x}, {"y"});
+  g.add_output(n->output(0));
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::kFloat;  // must be an int
+  axis.f = 1.f;
+  n->add_attribute(axis);
+  Status s = verify(g);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node 'sm' (Softmax): attribute 'axis' must be of type int but is float"), std::string::npos)
+      << s.message();
+
+  Graph g2("main");
+  Value* x2 = g2.add_input("x", TypeInfo::tensor(DType::kFloat32));
+  Node* r = g2.add_node("Relu", "", "relu", {x2}, {"y"});
+  g2.add_output(r->output(0));
+  Attribute bogus;
+  bogus.name = "alpha";
+  bogus.type = AttrType::kFloat;
+  r->add_attribute(bogus);
+  s = verify(g2);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("has attribute 'alpha', which Relu does not define"), std::string::npos) << s.message();
+}
+
+TEST(OpSchema, EveryOpDeclaresItsAttributes) {
+  for (const OpSchema* s : OpSchemaRegistry::get().all())
+    EXPECT_TRUE(s->attributes_declared()) << s->domain() << "::" << s->name()
+                                          << " has no .attrs({...}); see tools/onnx_attrs.py";
+}
+
 TEST(Printer, OneLinePerNode) {
   Graph g("main");
   Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::symbolic("N")}));

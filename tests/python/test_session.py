@@ -172,3 +172,13 @@ def test_concurrent_runs_share_one_session():
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert all(pool.map(one, xs))
+
+
+def test_wrong_attribute_type_names_node_and_attribute():
+    node = helper.make_node("Softmax", ["x"], ["y"], name="sm")
+    node.attribute.append(helper.make_attribute("axis", 1.5))  # must be an int
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(sdx.InvalidArgument, match=r"node 'sm' \(Softmax\): attribute 'axis' must be of type int but is float"):
+        sdx.InferenceSession(m.SerializeToString())

@@ -5,83 +5,418 @@
 namespace sdx::ir {
 
 // Unary, output type = input type.
-SDX_OP_SCHEMA(Abs).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Neg).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Exp).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Log).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sqrt).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Reciprocal).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Floor).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Ceil).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Round).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sign).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Erf).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sin).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Cos).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Tan).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Asin).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Acos).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Atan).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sinh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Cosh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Asinh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Acosh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Atanh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Relu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(LeakyRelu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Elu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Selu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Celu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sigmoid).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(HardSigmoid).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(HardSwish).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Softplus).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Softsign).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Tanh).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Gelu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Mish).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Swish).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(ThresholdedRelu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Shrink).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Not).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(BitwiseNot).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Abs)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Neg)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Exp)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Log)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sqrt)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Reciprocal)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Floor)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Ceil)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Round)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sign)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Erf)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sin)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Cos)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Tan)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Asin)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Acos)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Atan)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sinh)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Cosh)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Asinh)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Acosh)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Atanh)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Relu)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(LeakyRelu)
+    .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Elu)
+    .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Selu)
+    .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}, {"gamma", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Celu)
+    .attrs({{"alpha", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sigmoid)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(HardSigmoid)
+    .attrs({{"alpha", AttrType::kFloat}, {"beta", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(HardSwish)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Softplus)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Softsign)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Tanh)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Gelu)
+    .attrs({{"approximate", AttrType::kString}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Mish)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Swish)
+    .attrs({{"alpha", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(ThresholdedRelu)
+    .attrs({{"alpha", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Shrink)
+    .attrs({{"bias", AttrType::kFloat}, {"lambd", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Not)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(BitwiseNot)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
 
 // Unary predicates.
-SDX_OP_SCHEMA(IsNaN).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(IsInf).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(IsNaN)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(IsInf)
+    .attrs({{"detect_negative", AttrType::kInt}, {"detect_positive", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
 
 // Binary with broadcasting, output type = input 0 type.
-SDX_OP_SCHEMA(Add).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sub).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Mul).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Div).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Pow).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Mod).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(BitShift).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(BitwiseAnd).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(BitwiseOr).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(BitwiseXor).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(PRelu).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Add)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sub)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Mul)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Div)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Pow)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Mod)
+    .attrs({{"fmod", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(BitShift)
+    .attrs({{"direction", AttrType::kString}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(BitwiseAnd)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(BitwiseOr)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(BitwiseXor)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(PRelu)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
 
 // Binary predicates with broadcasting.
-SDX_OP_SCHEMA(And).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(Or).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(Xor).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(Equal).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(Less).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(LessOrEqual).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(Greater).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
-SDX_OP_SCHEMA(GreaterOrEqual).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(And)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(Or)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(Xor)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(Equal)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(Less)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(LessOrEqual)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(Greater)
+    .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
+SDX_OP_SCHEMA(GreaterOrEqual)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kBool));
 
 // Variadic with broadcasting (1..N inputs).
-SDX_OP_SCHEMA(Max).category(OpCategory::kElementwise).inputs(1, INT_MAX).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Min).category(OpCategory::kElementwise).inputs(1, INT_MAX).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Sum).category(OpCategory::kElementwise).inputs(1, INT_MAX).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Mean).category(OpCategory::kElementwise).inputs(1, INT_MAX).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Max)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, INT_MAX)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Min)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, INT_MAX)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Sum)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, INT_MAX)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Mean)
+    .attrs({{"consumed_inputs", AttrType::kInts}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, INT_MAX)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
 
 // Clip: min/max are attributes before opset 11, optional inputs after.
-SDX_OP_SCHEMA(Clip).category(OpCategory::kElementwise).inputs(1, 3).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Clip)
+    .attrs({{"consumed_inputs", AttrType::kInts}, {"max", AttrType::kFloat}, {"min", AttrType::kFloat}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 3)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
 // Where(condition, X, Y): output type follows X.
-SDX_OP_SCHEMA(Where).category(OpCategory::kElementwise).inputs(3, 3).outputs(1, 1).infer(infer_same_as_input(1));
+SDX_OP_SCHEMA(Where)
+    .attrs({})
+    .category(OpCategory::kElementwise)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(1));
 
 }  // namespace sdx::ir

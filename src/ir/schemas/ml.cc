@@ -12,10 +12,14 @@ Status infer_label_encoder(Node& node) {
   Value* out = node.output(0);
   if (!out || out->type().kind != TypeInfo::Kind::kUnknown) return Status::ok();
   DType t = DType::kUndefined;
-  if (node.attr("values_int64s")) t = DType::kInt64;
-  else if (node.attr("values_floats")) t = DType::kFloat32;
-  else if (node.attr("values_strings")) t = DType::kString;
-  else if (const Attribute* a = node.attr("values_tensor"); a && a->t.defined()) t = a->t.dtype();
+  if (node.attr("values_int64s"))
+    t = DType::kInt64;
+  else if (node.attr("values_floats"))
+    t = DType::kFloat32;
+  else if (node.attr("values_strings"))
+    t = DType::kString;
+  else if (const Attribute* a = node.attr("values_tensor"); a && a->t.defined())
+    t = a->t.dtype();
   else if (node.attr("classes_strings")) {  // opset 1: string <-> int64
     Value* in = node.input(0);
     if (in && in->type().kind == TypeInfo::Kind::kTensor)
@@ -25,13 +29,60 @@ Status infer_label_encoder(Node& node) {
   return Status::ok();
 }
 
-SDX_OP_SCHEMA_DOMAIN(LabelEncoder, kMl).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
+SDX_OP_SCHEMA_DOMAIN(LabelEncoder, kMl)
+    .attrs({{"classes_strings", AttrType::kStrings},
+            {"default_float", AttrType::kFloat},
+            {"default_int64", AttrType::kInt},
+            {"default_string", AttrType::kString},
+            {"default_tensor", AttrType::kTensor},
+            {"keys_floats", AttrType::kFloats},
+            {"keys_int64s", AttrType::kInts},
+            {"keys_strings", AttrType::kStrings},
+            {"keys_tensor", AttrType::kTensor},
+            {"values_floats", AttrType::kFloats},
+            {"values_int64s", AttrType::kInts},
+            {"values_strings", AttrType::kStrings},
+            {"values_tensor", AttrType::kTensor}})
+
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
     .infer(infer_label_encoder);
-SDX_OP_SCHEMA_DOMAIN(Binarizer, kMl).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
+SDX_OP_SCHEMA_DOMAIN(Binarizer, kMl)
+    .attrs({{"threshold", AttrType::kFloat}})
+
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
     .infer(infer_same_as_input(0));
-SDX_OP_SCHEMA_DOMAIN(ArrayFeatureExtractor, kMl).category(OpCategory::kGather).inputs(2, 2).outputs(1, 1)
+SDX_OP_SCHEMA_DOMAIN(ArrayFeatureExtractor, kMl)
+    .attrs({})
+
+    .category(OpCategory::kGather)
+    .inputs(2, 2)
+    .outputs(1, 1)
     .infer(infer_same_as_input(0));
-SDX_OP_SCHEMA_DOMAIN(TreeEnsemble, kMl).category(OpCategory::kOther).inputs(1, 1).outputs(1, 1)
+SDX_OP_SCHEMA_DOMAIN(TreeEnsemble, kMl)
+    .attrs({{"aggregate_function", AttrType::kInt},
+            {"leaf_targetids", AttrType::kInts},
+            {"leaf_weights", AttrType::kTensor},
+            {"membership_values", AttrType::kTensor},
+            {"n_targets", AttrType::kInt},
+            {"nodes_falseleafs", AttrType::kInts},
+            {"nodes_falsenodeids", AttrType::kInts},
+            {"nodes_featureids", AttrType::kInts},
+            {"nodes_hitrates", AttrType::kTensor},
+            {"nodes_missing_value_tracks_true", AttrType::kInts},
+            {"nodes_modes", AttrType::kTensor},
+            {"nodes_splits", AttrType::kTensor},
+            {"nodes_trueleafs", AttrType::kInts},
+            {"nodes_truenodeids", AttrType::kInts},
+            {"post_transform", AttrType::kInt},
+            {"tree_roots", AttrType::kInts}})
+
+    .category(OpCategory::kOther)
+    .inputs(1, 1)
+    .outputs(1, 1)
     .infer(infer_same_as_input(0));
 
 }  // namespace

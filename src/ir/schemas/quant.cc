@@ -30,7 +30,8 @@ Status infer_quantize(Node& node) {
   if (t == DType::kUndefined) {
     const int64_t code = node.attr_int("output_dtype", 0);
     auto dt = dtype_from_onnx(static_cast<int>(code));
-    if (code != 0 && !dt) return invalid_argument(node.describe() + ": attribute 'output_dtype' is not an element type");
+    if (code != 0 && !dt)
+      return invalid_argument(node.describe() + ": attribute 'output_dtype' is not an element type");
     t = code != 0 ? *dt : DType::kUint8;
   }
   set_if_unknown(node.output(0), t);
@@ -59,15 +60,79 @@ Status infer_dynamic_quantize(Node& node) {
 
 }  // namespace
 
-SDX_OP_SCHEMA(Cast).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_from_attr_to());
-SDX_OP_SCHEMA(CastLike).category(OpCategory::kElementwise).inputs(2, 2).outputs(1, 1).infer(infer_output_like_input(1));
-SDX_OP_SCHEMA(BitCast).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1).infer(infer_from_attr_to());
-SDX_OP_SCHEMA(QuantizeLinear).category(OpCategory::kElementwise).inputs(2, 3).outputs(1, 1).infer(infer_quantize);
-SDX_OP_SCHEMA(DequantizeLinear).category(OpCategory::kElementwise).inputs(2, 3).outputs(1, 1).infer(infer_dequantize);
-SDX_OP_SCHEMA(DynamicQuantizeLinear).category(OpCategory::kOther).inputs(1, 1).outputs(3, 3).infer(infer_dynamic_quantize);
-SDX_OP_SCHEMA(QLinearMatMul).category(OpCategory::kMatMul).inputs(8, 8).outputs(1, 1).infer(infer_output_like_input(7));
-SDX_OP_SCHEMA(MatMulInteger).category(OpCategory::kMatMul).inputs(2, 4).outputs(1, 1).infer(infer_fixed_type(DType::kInt32));
-SDX_OP_SCHEMA(ConvInteger).category(OpCategory::kConv).inputs(2, 4).outputs(1, 1).infer(infer_fixed_type(DType::kInt32));
-SDX_OP_SCHEMA(QLinearConv).category(OpCategory::kConv).inputs(8, 9).outputs(1, 1).infer(infer_output_like_input(7));
+SDX_OP_SCHEMA(Cast)
+    .attrs({{"round_mode", AttrType::kString}, {"saturate", AttrType::kInt}, {"to", AttrType::kUndefined}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_from_attr_to());
+SDX_OP_SCHEMA(CastLike)
+    .attrs({{"round_mode", AttrType::kString}, {"saturate", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_output_like_input(1));
+SDX_OP_SCHEMA(BitCast)
+    .attrs({{"to", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_from_attr_to());
+SDX_OP_SCHEMA(QuantizeLinear)
+    .attrs({{"axis", AttrType::kInt},
+            {"block_size", AttrType::kInt},
+            {"output_dtype", AttrType::kInt},
+            {"precision", AttrType::kInt},
+            {"saturate", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 3)
+    .outputs(1, 1)
+    .infer(infer_quantize);
+SDX_OP_SCHEMA(DequantizeLinear)
+    .attrs({{"axis", AttrType::kInt}, {"block_size", AttrType::kInt}, {"output_dtype", AttrType::kInt}})
+    .category(OpCategory::kElementwise)
+    .inputs(2, 3)
+    .outputs(1, 1)
+    .infer(infer_dequantize);
+SDX_OP_SCHEMA(DynamicQuantizeLinear)
+    .attrs({})
+    .category(OpCategory::kOther)
+    .inputs(1, 1)
+    .outputs(3, 3)
+    .infer(infer_dynamic_quantize);
+SDX_OP_SCHEMA(QLinearMatMul)
+    .attrs({})
+    .category(OpCategory::kMatMul)
+    .inputs(8, 8)
+    .outputs(1, 1)
+    .infer(infer_output_like_input(7));
+SDX_OP_SCHEMA(MatMulInteger)
+    .attrs({})
+    .category(OpCategory::kMatMul)
+    .inputs(2, 4)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kInt32));
+SDX_OP_SCHEMA(ConvInteger)
+    .attrs({{"auto_pad", AttrType::kString},
+            {"dilations", AttrType::kInts},
+            {"group", AttrType::kInt},
+            {"kernel_shape", AttrType::kInts},
+            {"pads", AttrType::kInts},
+            {"strides", AttrType::kInts}})
+    .category(OpCategory::kConv)
+    .inputs(2, 4)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kInt32));
+SDX_OP_SCHEMA(QLinearConv)
+    .attrs({{"auto_pad", AttrType::kString},
+            {"dilations", AttrType::kInts},
+            {"group", AttrType::kInt},
+            {"kernel_shape", AttrType::kInts},
+            {"pads", AttrType::kInts},
+            {"strides", AttrType::kInts}})
+    .category(OpCategory::kConv)
+    .inputs(8, 9)
+    .outputs(1, 1)
+    .infer(infer_output_like_input(7));
 
 }  // namespace sdx::ir

@@ -33,10 +33,14 @@ Status infer_constant(Node& node) {
   Value* out = node.output(0);
   if (!out || out->type().kind != TypeInfo::Kind::kUnknown) return Status::ok();
   for (const Attribute& a : node.attributes()) {
-    if (a.name == "value" && a.t.defined()) out->mutable_type() = TypeInfo::tensor(a.t.dtype());
-    else if (a.name == "value_float" || a.name == "value_floats") out->mutable_type() = TypeInfo::tensor(DType::kFloat32);
-    else if (a.name == "value_int" || a.name == "value_ints") out->mutable_type() = TypeInfo::tensor(DType::kInt64);
-    else if (a.name == "value_string" || a.name == "value_strings") out->mutable_type() = TypeInfo::tensor(DType::kString);
+    if (a.name == "value" && a.t.defined())
+      out->mutable_type() = TypeInfo::tensor(a.t.dtype());
+    else if (a.name == "value_float" || a.name == "value_floats")
+      out->mutable_type() = TypeInfo::tensor(DType::kFloat32);
+    else if (a.name == "value_int" || a.name == "value_ints")
+      out->mutable_type() = TypeInfo::tensor(DType::kInt64);
+    else if (a.name == "value_string" || a.name == "value_strings")
+      out->mutable_type() = TypeInfo::tensor(DType::kString);
   }
   return Status::ok();
 }
@@ -76,51 +80,254 @@ Status infer_dropout(Node& node) {
 using C = OpCategory;
 
 // Values from attributes / metadata.
-SDX_OP_SCHEMA(Identity).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_identity);
-SDX_OP_SCHEMA(Constant).category(C::kOther).inputs(0, 0).outputs(1, 1).infer(infer_constant);
-SDX_OP_SCHEMA(ConstantOfShape).category(C::kOther).inputs(1, 1).outputs(1, 1).data_dependent().infer(infer_constant_of_shape);
-SDX_OP_SCHEMA(Shape).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_fixed_type(DType::kInt64));
-SDX_OP_SCHEMA(Size).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_fixed_type(DType::kInt64));
-SDX_OP_SCHEMA(EyeLike).category(C::kOther).inputs(1, 1).outputs(1, 1).infer(infer_eye_like);
-SDX_OP_SCHEMA(Range).category(C::kOther).inputs(3, 3).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Dropout).category(C::kElementwise).inputs(1, 3).outputs(1, 2).infer(infer_dropout);
+SDX_OP_SCHEMA(Identity).attrs({}).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_identity);
+SDX_OP_SCHEMA(Constant)
+    .attrs({{"sparse_value", AttrType::kSparseTensor},
+            {"value", AttrType::kTensor},
+            {"value_float", AttrType::kFloat},
+            {"value_floats", AttrType::kFloats},
+            {"value_int", AttrType::kInt},
+            {"value_ints", AttrType::kInts},
+            {"value_string", AttrType::kString},
+            {"value_strings", AttrType::kStrings}})
+    .category(C::kOther)
+    .inputs(0, 0)
+    .outputs(1, 1)
+    .infer(infer_constant);
+SDX_OP_SCHEMA(ConstantOfShape)
+    .attrs({{"value", AttrType::kTensor}})
+    .category(C::kOther)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_constant_of_shape);
+SDX_OP_SCHEMA(Shape)
+    .attrs({{"end", AttrType::kInt}, {"start", AttrType::kInt}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kInt64));
+SDX_OP_SCHEMA(Size)
+    .attrs({})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_fixed_type(DType::kInt64));
+SDX_OP_SCHEMA(EyeLike)
+    .attrs({{"dtype", AttrType::kInt}, {"k", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_eye_like);
+SDX_OP_SCHEMA(Range)
+    .attrs({{"stash_type", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Dropout)
+    .attrs({{"consumed_inputs", AttrType::kInts},
+            {"is_test", AttrType::kInt},
+            {"ratio", AttrType::kFloat},
+            {"seed", AttrType::kInt}})
+    .category(C::kElementwise)
+    .inputs(1, 3)
+    .outputs(1, 2)
+    .infer(infer_dropout);
 
 // Shape changes and data movement.
-SDX_OP_SCHEMA(Reshape).category(C::kShapeManipulation).inputs(1, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Flatten).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Squeeze).category(C::kShapeManipulation).inputs(1, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Unsqueeze).category(C::kShapeManipulation).inputs(1, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Transpose).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(DepthToSpace).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(SpaceToDepth).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Concat).category(C::kConcat).inputs(1, INT_MAX).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Split).category(C::kSplit).inputs(1, 2).outputs(1, INT_MAX).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Slice).category(C::kSlice).inputs(1, 5).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Expand).category(C::kTile).inputs(2, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Tile).category(C::kTile).inputs(2, 3).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Pad).category(C::kTile).inputs(1, 4).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(CenterCropPad).category(C::kSlice).inputs(2, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Trilu).category(C::kElementwise).inputs(1, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(ReverseSequence).category(C::kOther).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Col2Im).category(C::kImage2Col).inputs(3, 3).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Reshape)
+    .attrs({{"allowzero", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}, {"shape", AttrType::kInts}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Flatten)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Squeeze)
+    .attrs({{"axes", AttrType::kInts}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Unsqueeze)
+    .attrs({{"axes", AttrType::kInts}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Transpose)
+    .attrs({{"perm", AttrType::kInts}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(DepthToSpace)
+    .attrs({{"blocksize", AttrType::kInt}, {"mode", AttrType::kString}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(SpaceToDepth)
+    .attrs({{"blocksize", AttrType::kInt}, {"mode", AttrType::kString}})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Concat)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kConcat)
+    .inputs(1, INT_MAX)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Split)
+    .attrs({{"axis", AttrType::kInt}, {"num_outputs", AttrType::kInt}, {"split", AttrType::kInts}})
+    .category(C::kSplit)
+    .inputs(1, 2)
+    .outputs(1, INT_MAX)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Slice)
+    .attrs({{"axes", AttrType::kInts}, {"ends", AttrType::kInts}, {"starts", AttrType::kInts}})
+    .category(C::kSlice)
+    .inputs(1, 5)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Expand).attrs({}).category(C::kTile).inputs(2, 2).outputs(1, 1).data_dependent().infer(
+    infer_same_as_input(0));
+SDX_OP_SCHEMA(Tile).attrs({}).category(C::kTile).inputs(2, 3).outputs(1, 1).data_dependent().infer(
+    infer_same_as_input(0));
+SDX_OP_SCHEMA(Pad)
+    .attrs({{"mode", AttrType::kString},
+            {"paddings", AttrType::kInts},
+            {"pads", AttrType::kInts},
+            {"value", AttrType::kFloat}})
+    .category(C::kTile)
+    .inputs(1, 4)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(CenterCropPad)
+    .attrs({{"axes", AttrType::kInts}})
+    .category(C::kSlice)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Trilu)
+    .attrs({{"upper", AttrType::kInt}})
+    .category(C::kElementwise)
+    .inputs(1, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(ReverseSequence)
+    .attrs({{"batch_axis", AttrType::kInt}, {"time_axis", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Col2Im)
+    .attrs({{"dilations", AttrType::kInts}, {"pads", AttrType::kInts}, {"strides", AttrType::kInts}})
+    .category(C::kImage2Col)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
 
 // Indexing.
-SDX_OP_SCHEMA(Gather).category(C::kGather).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(GatherElements).category(C::kGather).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(GatherND).category(C::kGather).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(ScatterElements).category(C::kScatter).inputs(3, 3).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Scatter).category(C::kScatter).inputs(3, 3).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(ScatterND).category(C::kScatter).inputs(3, 3).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(OneHot).category(C::kGather).inputs(3, 3).outputs(1, 1).data_dependent().infer(infer_same_as_input(2));
-SDX_OP_SCHEMA(Compress).category(C::kGather).inputs(2, 2).outputs(1, 1).data_dependent().infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(NonZero).category(C::kGather).inputs(1, 1).outputs(1, 1).data_dependent().infer(infer_fixed_type(DType::kInt64));
+SDX_OP_SCHEMA(Gather)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kGather)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(GatherElements)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kGather)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(GatherND)
+    .attrs({{"batch_dims", AttrType::kInt}})
+    .category(C::kGather)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(ScatterElements)
+    .attrs({{"axis", AttrType::kInt}, {"reduction", AttrType::kString}})
+    .category(C::kScatter)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(Scatter)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kScatter)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(ScatterND)
+    .attrs({{"reduction", AttrType::kString}})
+    .category(C::kScatter)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(OneHot)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kGather)
+    .inputs(3, 3)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(2));
+SDX_OP_SCHEMA(Compress)
+    .attrs({{"axis", AttrType::kInt}})
+    .category(C::kGather)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(NonZero)
+    .attrs({})
+    .category(C::kGather)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_fixed_type(DType::kInt64));
 
 // Sorting and scans.
-SDX_OP_SCHEMA(TopK).category(C::kOther).inputs(1, 2).outputs(2, 2).data_dependent()
+SDX_OP_SCHEMA(TopK)
+    .attrs({{"axis", AttrType::kInt}, {"k", AttrType::kInt}, {"largest", AttrType::kInt}, {"sorted", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(1, 2)
+    .outputs(2, 2)
+    .data_dependent()
     .infer(infer_first_like_input_rest(0, DType::kInt64));
-SDX_OP_SCHEMA(Unique).category(C::kOther).inputs(1, 1).outputs(1, 4).data_dependent()
+SDX_OP_SCHEMA(Unique)
+    .attrs({{"axis", AttrType::kInt}, {"sorted", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(1, 1)
+    .outputs(1, 4)
+    .data_dependent()
     .infer(infer_first_like_input_rest(0, DType::kInt64));
-SDX_OP_SCHEMA(CumSum).category(C::kOther).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(CumProd).category(C::kOther).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(CumSum)
+    .attrs({{"exclusive", AttrType::kInt}, {"reverse", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(CumProd)
+    .attrs({{"exclusive", AttrType::kInt}, {"reverse", AttrType::kInt}})
+    .category(C::kOther)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0));
 
 }  // namespace sdx::ir
