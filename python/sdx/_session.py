@@ -58,6 +58,19 @@ class NodeArg:
         return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
 
 
+class ModelMetadata:
+    """Model-level metadata (as onnxruntime.ModelMetadata)."""
+
+    def __init__(self, d: dict):
+        self.producer_name = d["producer_name"]
+        self.producer_version = d["producer_version"]
+        self.graph_name = d["graph_name"]
+        self.domain = d["domain"]
+        self.description = d["description"]
+        self.version = d["version"]
+        self.custom_metadata_map = dict(d["custom_metadata_map"])
+
+
 class SessionOptions:
     """Options for an InferenceSession. Fields mirror onnxruntime's where they mean the same."""
 
@@ -129,6 +142,13 @@ class InferenceSession:
 
     def get_outputs(self) -> list[NodeArg]:
         return list(self._outputs)
+
+    def get_overridable_initializers(self) -> list[NodeArg]:
+        """Initializers that are also graph inputs; feeding one overrides its stored value."""
+        return [NodeArg(*x) for x in self._sess.overridable_initializers()]
+
+    def get_modelmeta(self) -> ModelMetadata:
+        return ModelMetadata(self._sess.metadata())
 
     def get_providers(self) -> list[str]:
         return ["CPUExecutionProvider"]

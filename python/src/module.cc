@@ -170,6 +170,30 @@ class PySession {
 
   std::string graph_text() const { return ir::print_graph(*session_->model().graph); }
 
+  nb::dict metadata() const {
+    const ir::Model& m = session_->model();
+    nb::dict d;
+    d["producer_name"] = m.producer;
+    d["producer_version"] = m.producer_version;
+    d["graph_name"] = m.graph->name();
+    d["domain"] = m.domain;
+    d["description"] = m.doc_string;
+    d["version"] = m.model_version;
+    nb::dict custom;
+    for (const auto& [k, v] : m.metadata) custom[nb::str(k.c_str())] = v;
+    d["custom_metadata_map"] = custom;
+    return d;
+  }
+
+  // Initializers that are also graph inputs: callers may feed them to override the stored value.
+  nb::list overridable_initializers() const {
+    nb::list out;
+    const ir::Graph& g = *session_->model().graph;
+    for (const ir::Value* v : g.inputs())
+      if (v->is_initializer()) out.append(nb::make_tuple(v->name(), type_to_py(v->type()), shape_to_py(v->type())));
+    return out;
+  }
+
  private:
   std::unique_ptr<runtime::Session> session_;
 };
@@ -265,7 +289,9 @@ NB_MODULE(_sdx, m) {
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
-      .def("graph_text", &PySession::graph_text);
+      .def("graph_text", &PySession::graph_text)
+      .def("metadata", &PySession::metadata)
+      .def("overridable_initializers", &PySession::overridable_initializers);
 
   m.def("inspect_model", &inspect_model, nb::arg("path"));
   m.def("supported_ops", [] { return backend::KernelRegistry::cpu().op_names(); });

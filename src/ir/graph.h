@@ -143,6 +143,11 @@ struct Model {
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version
   int64_t ir_version = 0;
   std::string producer;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::map<std::string, std::string> metadata;  // metadata_props
   std::string path;  // file it came from, "" for bytes
 };
 

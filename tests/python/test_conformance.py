@@ -41,15 +41,54 @@ def test_every_case_has_status_and_failures_have_reasons(report):
             assert case["reason"], case["name"]
 
 
-def test_crash_and_hang_isolation(tmp_path):
-    """A case that kills or hangs its worker is reported, and the run continues."""
+def _write_case(case_dir, model, inputs, outputs):
+    from onnx import numpy_helper
+
+    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+    with open(os.path.join(case_dir, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, values in (("input", inputs), ("output", outputs)):
+        for i, v in enumerate(values):
+            with open(os.path.join(case_dir, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(v).SerializeToString())
+
+
+def test_failures_hangs_and_broken_cases_are_isolated(tmp_path):
+    """A hung case is killed and reported, a wrong result fails, and the run goes on."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
     from sdx import conformance
 
-    # Fake data dir: one case dir that makes the worker segfault via a missing model is not possible,
-    # so we exercise the isolation with a worker-level timeout on a real case and a tiny limit.
+    # A Loop with no trip count whose condition never turns false: runs for a very long time.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1])],
+        initializer=[helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])])
+    loop = helper.make_graph(
+        [helper.make_node("Loop", ["", "c", "v"], ["out"], body=body)], "hang",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("v", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1])])
+    hang = helper.make_model(loop, opset_imports=[helper.make_opsetid("", 17)])
+    relu = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]), opset_imports=[helper.make_opsetid("", 17)])
     data = tmp_path / "node"
-    data.mkdir()
-    (data / "test_missing").mkdir()
-    rep = conformance.run_suite(str(data), jobs=1, timeout=30)
-    assert rep["total"] == 1 and rep["failed"] == 1
-    assert "model" in rep["cases"][0]["reason"]
+    x = np.array([-1.0, 2.0], np.float32)
+    _write_case(str(data / "test_a_hang"), hang, [np.array(True), np.zeros(1, np.float32)], [np.zeros(1, np.float32)])
+    _write_case(str(data / "test_b_wrong"), relu, [x], [np.array([0.0, 3.0], np.float32)])
+    _write_case(str(data / "test_c_right"), relu, [x], [np.array([0.0, 2.0], np.float32)])
+    (data / "test_d_missing").mkdir()
+    rep = conformance.run_suite(str(data), jobs=1, timeout=3)
+    by_name = {c["name"]: c for c in rep["cases"]}
+    assert by_name["test_a_hang"]["status"] == "failed" and "timed out" in by_name["test_a_hang"]["reason"]
+    assert by_name["test_b_wrong"]["status"] == "failed" and "got 2, expected 3" in by_name["test_b_wrong"]["reason"]
+    assert by_name["test_c_right"]["status"] == "passed"
+    assert by_name["test_d_missing"]["status"] == "failed" and "model" in by_name["test_d_missing"]["reason"]
+    assert (rep["passed"], rep["failed"], rep["skipped"]) == (1, 3, 0)

@@ -182,3 +182,24 @@ def test_wrong_attribute_type_names_node_and_attribute():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(sdx.InvalidArgument, match=r"node 'sm' \(Softmax\): attribute 'axis' must be of type int but is float"):
         sdx.InferenceSession(m.SerializeToString())
+
+
+def test_model_metadata_and_overridable_initializers():
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.full((3,), 2.0, np.float32), "w")
+    g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"])], "scale",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                           helper.make_tensor_value_info("w", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], initializer=[w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="tests")
+    helper.set_model_props(m, {"author": "sdx"})
+    sess = sdx.InferenceSession(m.SerializeToString())
+    meta = sess.get_modelmeta()
+    assert meta.producer_name == "tests" and meta.graph_name == "scale"
+    assert meta.custom_metadata_map == {"author": "sdx"}
+    assert [i.name for i in sess.get_overridable_initializers()] == ["w"]
+    assert [i.name for i in sess.get_inputs()] == ["x"]
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], 2 * x)
+    np.testing.assert_array_equal(sess.run(None, {"x": x, "w": np.full(3, 5.0, np.float32)})[0], 5 * x)

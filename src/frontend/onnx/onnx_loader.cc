@@ -193,6 +193,11 @@ Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& 
   ir::Model model;
   model.ir_version = mp.ir_version();
   model.producer = mp.producer_name();
+  model.producer_version = mp.producer_version();
+  model.domain = mp.domain();
+  model.model_version = mp.model_version();
+  model.doc_string = mp.doc_string();
+  for (const auto& kv : mp.metadata_props()) model.metadata[kv.key()] = kv.value();
   for (const auto& os : mp.opset_import()) model.opsets[os.domain() == "ai.onnx" ? std::string() : os.domain()] = static_cast<int>(os.version());
   if (mp.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models have no opset import
   model.graph = std::make_shared<ir::Graph>(mp.graph().name());
