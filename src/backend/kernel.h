@@ -9,7 +9,7 @@
 //
 //   class ReluKernel final : public Kernel {
 //    public:
-//     Status run(KernelContext& ctx) override {
+//     Status run(KernelContext& ctx) const override {
 //       const Tensor& x = ctx.input(0);
 //       SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "Relu");
 //       ...
@@ -70,7 +70,10 @@ class Kernel {
     (void)node;
     return Status::ok();
   }
-  virtual Status run(KernelContext& ctx) = 0;
+  // Runs the node. const: one kernel serves every thread running the session at
+  // once, so everything run() needs beyond init()'s results lives on the stack or
+  // in the context.
+  virtual Status run(KernelContext& ctx) const = 0;
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const ir::Node&)>;

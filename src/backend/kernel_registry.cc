@@ -7,7 +7,7 @@ namespace {
 class FunctionKernel final : public Kernel {
  public:
   explicit FunctionKernel(KernelFn fn) : fn_(std::move(fn)) {}
-  Status run(KernelContext& ctx) override { return fn_(ctx); }
+  Status run(KernelContext& ctx) const override { return fn_(ctx); }
 
  private:
   KernelFn fn_;

@@ -165,7 +165,7 @@ class BinaryKernel final : public backend::Kernel {
     SDX_RETURN_IF_ERROR(legacy_.init(node), "");
     return op_.init(node);
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1), name_);
     const DType dt = ctx.input(0).dtype();
     return dispatch_types(TypeList{}, dt, [&](auto tag) -> Status {
@@ -190,7 +190,7 @@ class CompareKernel final : public backend::Kernel {
     SDX_RETURN_IF_ERROR(legacy_.init(node), "");
     return op_.init(node);
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1), name_);
     return dispatch_types(TypeList{}, ctx.input(0).dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
@@ -217,7 +217,7 @@ class UnaryKernel final : public backend::Kernel {
     name_ = node.op_type();
     return op_.init(node);
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     return dispatch_types(TypeList{}, x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
@@ -244,7 +244,7 @@ class UnaryPredicateKernel final : public backend::Kernel {
     name_ = node.op_type();
     return op_.init(node);
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     return dispatch_types(TypeList{}, x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;

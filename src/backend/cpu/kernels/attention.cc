@@ -53,7 +53,7 @@ class AttentionKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& q = ctx.input(0);
     return dispatch<SDX_FLOAT_TYPES>(q.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;

@@ -32,7 +32,7 @@ class FlexAttentionKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const DType qt = ctx.input(0).dtype();
     DType cd = qt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
     if (precision_ != 0) cd = dtype_from_onnx(static_cast<int>(precision_)).value_or(cd);

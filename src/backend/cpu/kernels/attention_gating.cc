@@ -20,7 +20,7 @@ class SwiGLUKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.shape() != b.shape()) return invalid_argument("A" + a.shape().to_string() + " and B" + b.shape().to_string() + " must have the same shape");

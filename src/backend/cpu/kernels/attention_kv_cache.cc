@@ -21,7 +21,7 @@ class TensorScatterKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& cache = ctx.input(0);
     const Tensor& update = ctx.input(1);
     if (cache.dtype() != update.dtype()) return invalid_argument("past_cache and update must have the same element type");

@@ -38,7 +38,7 @@ class LinearAttentionKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     return dispatch<SDX_FLOAT_TYPES>(ctx.input(0).dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       return compute<T>(ctx);

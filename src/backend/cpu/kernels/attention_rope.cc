@@ -25,7 +25,7 @@ class RotaryEmbeddingKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& cos = ctx.input(1);
     const Tensor& sin = ctx.input(2);

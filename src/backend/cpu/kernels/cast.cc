@@ -78,7 +78,7 @@ class CastKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(opts_, parse_cast_options(node), "Cast");
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override { return run_cast(ctx, ctx.input(0), to_, opts_); }
+  Status run(backend::KernelContext& ctx) const override { return run_cast(ctx, ctx.input(0), to_, opts_); }
 
  private:
   DType to_ = DType::kFloat32;
@@ -91,7 +91,7 @@ class CastLikeKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(opts_, parse_cast_options(node), "CastLike");
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const DType to = ctx.input(1).dtype();
     if (!castable(to)) return unimplemented(std::string("CastLike to ") + dtype_name(to) + " is not supported");
     return run_cast(ctx, ctx.input(0), to, opts_);
@@ -113,7 +113,7 @@ class BitCastKernel final : public backend::Kernel {
     to_ = *to;
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.dtype() == DType::kString || dtype_bits(x.dtype()) != dtype_bits(to_))
       return invalid_argument(std::string("BitCast needs input and output types of the same bit width: ") +

@@ -14,7 +14,7 @@ class IfKernel final : public backend::Kernel {
     else_ = e->g.get();
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& c = ctx.input(0);
     if (c.numel() != 1 || (c.dtype() != DType::kBool))
       return invalid_argument("condition must be a single bool, got " + c.type_string());

@@ -27,7 +27,7 @@ class LoopKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     int64_t trip = -1;
     if (ctx.has_input(0)) {
       const Tensor& m = ctx.input(0);

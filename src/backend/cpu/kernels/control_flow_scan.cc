@@ -84,7 +84,7 @@ class ScanKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override { return opset8_ ? run_batched(ctx) : run_unbatched(ctx); }
+  Status run(backend::KernelContext& ctx) const override { return opset8_ ? run_batched(ctx) : run_unbatched(ctx); }
 
  private:
   Status run_unbatched(backend::KernelContext& ctx) const {

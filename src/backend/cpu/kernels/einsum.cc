@@ -154,7 +154,7 @@ class EinsumKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const int nin = static_cast<int>(parsed_.inputs.size());
     const std::string where = "Einsum '" + equation_ + "'";
     // Ellipsis rank: the largest number of dims any operand's "..." covers.

@@ -110,7 +110,7 @@ T pow_value(T base, E exponent) {
 class PowKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override { return legacy_.init(node); }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const DType bt = ctx.input(0).dtype();
     const DType et = ctx.input(1).dtype();
     return dispatch<SDX_FLOAT_TYPES, int32_t, int64_t>(bt, [&](auto btag) -> Status {
@@ -129,7 +129,7 @@ class PowKernel final : public backend::Kernel {
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast to x's shape (unidirectional).
 class PReluKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1), "PRelu");
     const Tensor& x = ctx.input(0);
     const Tensor& slope = ctx.input(1);

@@ -61,7 +61,7 @@ class VariadicKernel final : public backend::Kernel {
     name_ = node.op_type();
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const int n = ctx.num_inputs();
     if (n < 1) return invalid_argument(name_ + " needs at least one input");
     std::vector<Shape> shapes;
@@ -102,7 +102,7 @@ class VariadicKernel final : public backend::Kernel {
 
 class WhereKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& cond = ctx.input(0);
     const Tensor& x = ctx.input(1);
     const Tensor& y = ctx.input(2);
@@ -131,7 +131,7 @@ class ClipKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     for (int i = 1; i <= 2 && !legacy_; ++i) {
       if (!ctx.has_input(i)) continue;

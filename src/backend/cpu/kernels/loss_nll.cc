@@ -34,7 +34,7 @@ class LossKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& target = ctx.input(1);
     if (x.rank() < 2) return invalid_argument(std::string(kName) + ": input must have rank >= 2, got " + x.shape().to_string());

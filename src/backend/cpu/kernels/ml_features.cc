@@ -47,7 +47,7 @@ class BinarizerKernel final : public backend::Kernel {
     threshold_ = node.attr_float("threshold", 0.0f);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
     return dispatch<SDX_NUMERIC_TYPES>(x.dtype(), [&](auto tag) -> Status {

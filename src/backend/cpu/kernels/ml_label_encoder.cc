@@ -49,7 +49,7 @@ class LabelEncoderKernel final : public backend::Kernel {
     return build_index();
   }
 
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor* keys = &keys_;
     const Tensor* values = &values_;

@@ -45,7 +45,7 @@ class TreeEnsembleKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() != 1 && x.rank() != 2)
       return invalid_argument("TreeEnsemble: X must be [N, F] (or [F]), got " + x.type_string());

@@ -100,7 +100,7 @@ class ConvKernel final : public backend::Kernel {
     return attrs_.read(node);
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     if (x.rank() < 3) return invalid_argument("Conv input X must have rank >= 3, got " + x.shape().to_string());
@@ -192,7 +192,7 @@ class ConvTransposeKernel final : public backend::Kernel {
     return attrs_.read(node);
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     if (x.rank() < 3) {

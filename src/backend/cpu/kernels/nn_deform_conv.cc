@@ -39,7 +39,7 @@ class DeformConvKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor& off = ctx.input(2);

@@ -40,7 +40,7 @@ class RoiAlignKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& rois = ctx.input(1);
     const Tensor& bi = ctx.input(2);
@@ -158,7 +158,7 @@ class NonMaxSuppressionKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& boxes = ctx.input(0);
     const Tensor& scores = ctx.input(1);
     if (boxes.rank() != 3 || boxes.shape()[2] != 4) return invalid_argument("boxes must be [batch, boxes, 4]");

@@ -75,7 +75,7 @@ class GridSampleKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& grid = ctx.input(1);
     const int r = x.rank() - 2;
@@ -195,7 +195,7 @@ class AffineGridKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& theta = ctx.input(0);
     const Tensor& size = ctx.input(1);
     if (size.dtype() != DType::kInt64 || size.rank() != 1 || (size.numel() != 4 && size.numel() != 5)) {

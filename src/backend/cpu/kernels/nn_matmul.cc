@@ -26,7 +26,7 @@ void matmul_2d(bool ta, bool tb, int64_t M, int64_t N, int64_t K, C alpha, const
 
 class MatMulKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.rank() < 1 || b.rank() < 1) return invalid_argument("MatMul inputs must have rank >= 1");
@@ -105,7 +105,7 @@ class GemmKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.rank() != 2 || b.rank() != 2) return invalid_argument("Gemm inputs A and B must be 2-D");

@@ -70,7 +70,7 @@ class PoolKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int n = geom_.rank();
     if (x.rank() != n + 2) {
@@ -197,7 +197,7 @@ class GlobalPoolKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("input must have rank >= 2, got " + x.shape().to_string());
     std::vector<int64_t> out_dims(static_cast<size_t>(x.rank()), 1);
@@ -251,7 +251,7 @@ class MaxUnpoolKernel final : public backend::Kernel {
     return geom_.read_attrs(node);
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const int n = geom_.rank();

@@ -300,7 +300,7 @@ class ResizeKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     // Which resized axes the scales/sizes/roi inputs refer to.

@@ -23,7 +23,7 @@ class BatchNormKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 1) return invalid_argument("BatchNormalization: input must have rank >= 1");
     const int64_t batch = x.shape().dim(0);
@@ -116,7 +116,7 @@ class LrnKernel final : public backend::Kernel {
     if (size_ <= 0) return invalid_argument("LRN: attribute 'size' must be positive");
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("LRN: input must have rank >= 2, got " + x.shape().to_string());
     const int64_t batch = x.shape().dim(0), channels = x.shape().dim(1);

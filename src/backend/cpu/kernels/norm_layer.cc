@@ -84,7 +84,7 @@ class LayerNormKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const bool has_bias = !kRms && ctx.has_input(2);
@@ -210,7 +210,7 @@ class GroupNormKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& s = ctx.input(1);
     const Tensor& b = ctx.input(2);
@@ -253,7 +253,7 @@ class MvnKernel final : public backend::Kernel {
     axes_ = node.attr_ints("axes", {0, 2, 3});
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_ASSIGN_OR_RETURN(std::vector<int> axes, normalize_axes(axes_, x.rank()), "MeanVarianceNormalization attribute 'axes'");
     ReducePlan plan(x.shape(), axes);
@@ -305,7 +305,7 @@ class LpNormKernel final : public backend::Kernel {
     if (p_ != 1 && p_ != 2) return invalid_argument("LpNormalization: 'p' must be 1 or 2, got " + std::to_string(p_));
     return Status::ok();
   }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, x.rank()), "LpNormalization attribute 'axis'");
     const int64_t outer = x.shape().size_between(0, axis), n = x.shape().dim(axis);

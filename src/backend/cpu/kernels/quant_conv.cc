@@ -135,7 +135,7 @@ Result<std::vector<int32_t>> weight_zero_point(const backend::KernelContext& ctx
 class ConvIntegerKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override { return attrs_.parse(node); }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     if (!is_8bit_int(x.dtype()) || !is_8bit_int(w.dtype()))
@@ -156,7 +156,7 @@ class ConvIntegerKernel final : public backend::Kernel {
 class QLinearConvKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override { return attrs_.parse(node); }
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(3);
     if (!is_8bit_int(x.dtype()) || !is_8bit_int(w.dtype()))

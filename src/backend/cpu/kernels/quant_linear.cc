@@ -134,7 +134,7 @@ class QuantizeLinearKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const bool has_zp = ctx.has_input(2);
@@ -217,7 +217,7 @@ class DequantizeLinearKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const bool has_zp = ctx.has_input(2);
@@ -280,7 +280,7 @@ class DequantizeLinearKernel final : public backend::Kernel {
 // computed from the range of x (extended to include 0), in float32 like the reference.
 class DynamicQuantizeLinearKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DType::kFloat32)
       return invalid_argument(std::string("DynamicQuantizeLinear needs float input, got ") + dtype_name(x.dtype()));

@@ -114,7 +114,7 @@ const Tensor* optional_input(const backend::KernelContext& ctx, int i) { return 
 
 class MatMulIntegerKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!is_8bit_int(a.dtype()) || !is_8bit_int(b.dtype()))
@@ -143,7 +143,7 @@ double round_scale(DType t, double v) {
 
 class QLinearMatMulKernel final : public backend::Kernel {
  public:
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(3);
     if (!is_8bit_int(a.dtype()) || !is_8bit_int(b.dtype()))

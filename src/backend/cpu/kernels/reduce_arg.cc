@@ -20,7 +20,7 @@ class ArgKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const char* name = kMax ? "ArgMax" : "ArgMin";
     const Tensor& x = ctx.input(0);
     const int rank = x.rank() == 0 ? 1 : x.rank();  // a scalar behaves as shape [1]

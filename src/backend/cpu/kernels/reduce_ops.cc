@@ -67,7 +67,7 @@ class ReduceKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const char* name = reduce_name(K);
     const Tensor& x = ctx.input(0);
     std::vector<int64_t> raw;

@@ -28,7 +28,7 @@ class CausalConvWithStateKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     if (x.rank() != 3) return invalid_argument("input must be rank 3 (batch, channels, length), got " + x.shape().to_string());

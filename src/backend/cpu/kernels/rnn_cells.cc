@@ -113,7 +113,7 @@ class RecurrentKernel final : public backend::Kernel {
     return parse_activations(node, defaults, dirs_, &acts_);
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     return dispatch<SDX_FLOAT_TYPES>(ctx.input(0).dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       return compute<T>(ctx);

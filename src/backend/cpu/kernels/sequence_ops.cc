@@ -183,7 +183,7 @@ class SequenceMapKernel final : public backend::Kernel {
       return invalid_argument("body signature does not match the node");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     SDX_RETURN_IF_ERROR(check_seq(ctx, 0), "");
     const size_t n = ctx.input_datum(0).as_sequence().size();
     for (int i = 1; i < ctx.num_inputs(); ++i)

@@ -53,7 +53,7 @@ class DFTKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     if (r < 2 || (x.shape()[r - 1] != 1 && x.shape()[r - 1] != 2))
@@ -156,7 +156,7 @@ class STFTKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() != 3 || (x.shape()[2] != 1 && x.shape()[2] != 2))
       return invalid_argument("signal must be [batch, length, 1 or 2], got " + x.shape().to_string());

@@ -41,7 +41,7 @@ class WindowKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     double sz;
     if (!seq::read_scalar(ctx.input(0), &sz) || sz < 0) return invalid_argument("size must be a nonnegative scalar");
     const int64_t n = static_cast<int64_t>(sz);
@@ -86,7 +86,7 @@ class MelWeightMatrixKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     double mel_bins_d, dft_len_d, rate_d, lower, upper;
     if (!seq::read_scalar(ctx.input(0), &mel_bins_d) || !seq::read_scalar(ctx.input(1), &dft_len_d) ||
         !seq::read_scalar(ctx.input(2), &rate_d) || !seq::read_scalar(ctx.input(3), &lower) || !seq::read_scalar(ctx.input(4), &upper))

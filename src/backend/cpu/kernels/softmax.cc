@@ -28,7 +28,7 @@ class SoftmaxKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(backend::KernelContext& ctx) override {
+  Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int rank = x.rank();
     if (rank == 0 && !coerce_2d_) return invalid_argument(std::string(kName) + " input must have rank >= 1");

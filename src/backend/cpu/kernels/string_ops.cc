@@ -113,7 +113,7 @@ class StringNormalizerKernel final : public backend::Kernel {
       for (const std::string& w : a->strings) stops_.insert(case_sensitive_ ? w : ascii_lower(w));
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_RETURN_IF_ERROR(require_strings(x, "X"), "");
     const bool two_d = x.rank() == 2;
@@ -150,7 +150,7 @@ class RegexFullMatchKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_RETURN_IF_ERROR(require_strings(x, "X"), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, DType::kBool, x.shape()), "");

@@ -20,7 +20,7 @@ class ConcatKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 1);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     std::vector<const Tensor*> xs;
     for (int i = 0; i < ctx.num_inputs(); ++i)
       if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
@@ -80,7 +80,7 @@ class SplitKernel final : public backend::Kernel {
                               std::to_string(node.num_outputs()) + " outputs");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     SDX_ASSIGN_OR_RETURN(int ax, normalize_axis(axis_, r), "Split axis");
@@ -200,7 +200,7 @@ class CompressKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 0);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& cond = ctx.input(1);
     if (cond.dtype() != DType::kBool || cond.rank() != 1)

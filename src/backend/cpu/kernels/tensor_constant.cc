@@ -37,7 +37,7 @@ class ConstantKernel final : public backend::Kernel {
                               "value_string(s)), got " + std::to_string(found));
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override { return ctx.set_output(0, value_); }
+  Status run(KernelContext& ctx) const override { return ctx.set_output(0, value_); }
 
  private:
   template <typename T, typename V>
@@ -80,7 +80,7 @@ class ConstantOfShapeKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, read_int_tensor(ctx.input(0), "ConstantOfShape input"), "");
     if (ctx.input(0).rank() > 1) return invalid_argument("ConstantOfShape input must be 1-D");
     SDX_ASSIGN_OR_RETURN(Shape shape, make_shape(dims, "ConstantOfShape input"), "");
@@ -108,7 +108,7 @@ class ShapeKernel final : public backend::Kernel {
     end_ = node.attr("end") ? node.attr_int("end", 0) : INT64_MAX;
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const int64_t r = ctx.input(0).rank();
     auto clamp = [r](int64_t v) {
       if (v < 0) v += r;
@@ -146,7 +146,7 @@ class EyeLikeKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() != 2) return invalid_argument("EyeLike input must be 2-D, got " + x.type_string());
     DType dt = has_dtype_ ? dtype_ : x.dtype();
@@ -225,7 +225,7 @@ class DropoutKernel final : public backend::Kernel {
       training_attr_ = true;
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     bool training = training_attr_;
     if (opset_ >= 12 && ctx.has_input(2)) {

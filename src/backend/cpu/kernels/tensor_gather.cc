@@ -29,7 +29,7 @@ class GatherKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 0);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const int r = x.rank();
@@ -67,7 +67,7 @@ class GatherElementsKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 0);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const int r = x.rank();
@@ -109,7 +109,7 @@ class GatherNDKernel final : public backend::Kernel {
     if (batch_dims_ < 0) return invalid_argument("GatherND batch_dims must not be negative");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const int r = x.rank(), q = ind.rank();
@@ -184,7 +184,7 @@ class OneHotKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", -1);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& ind = ctx.input(0);
     const Tensor& values = ctx.input(2);
     if (values.numel() != 2) return invalid_argument("OneHot values must hold [off, on], got " + values.type_string());

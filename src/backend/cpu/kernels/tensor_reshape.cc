@@ -25,7 +25,7 @@ class ReshapeKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     std::vector<int64_t> spec = attr_shape_;
     if (!use_attr_) {
@@ -83,7 +83,7 @@ class FlattenKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 1);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     int64_t axis = axis_ < 0 ? axis_ + x.rank() : axis_;
     if (axis < 0 || axis > x.rank())
@@ -129,7 +129,7 @@ class SqueezeKernel final : public backend::Kernel {
     axes_.init(node);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     bool present = false;
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_.get(ctx, present), "");
@@ -163,7 +163,7 @@ class UnsqueezeKernel final : public backend::Kernel {
     axes_.init(node);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     bool present = false;
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_.get(ctx, present), "");
@@ -213,7 +213,7 @@ class TransposeKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     std::vector<int64_t> perm = perm_;
@@ -253,7 +253,7 @@ class DepthSpaceKernel final : public backend::Kernel {
     crd_ = mode == "CRD";
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() != 4) return invalid_argument(ctx.node().op_type() + " input must be 4-D, got " + x.type_string());
     const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], b = bs_;

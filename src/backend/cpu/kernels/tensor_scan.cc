@@ -21,7 +21,7 @@ class CumulativeKernel final : public backend::Kernel {
     reverse_ = node.attr_int("reverse", 0) != 0;
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const char* op = kProduct ? "CumProd" : "CumSum";
     SDX_ASSIGN_OR_RETURN(int64_t axis, read_int_scalar(ctx.input(1), std::string(op) + " axis"), "");
@@ -75,7 +75,7 @@ class ReverseSequenceKernel final : public backend::Kernel {
       return invalid_argument("ReverseSequence batch_axis and time_axis must be 0 and 1 in some order");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("ReverseSequence input must have rank >= 2, got " + x.type_string());
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> lens, read_int_tensor(ctx.input(1), "ReverseSequence sequence_lens"), "");
@@ -117,7 +117,7 @@ class TriluKernel final : public backend::Kernel {
     upper_ = node.attr_int("upper", 1) != 0;
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("Trilu input must have rank >= 2, got " + x.type_string());
     int64_t k = 0;
@@ -156,7 +156,7 @@ class Col2ImKernel final : public backend::Kernel {
     strides_ = node.attr_ints("strides");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> image, read_int_tensor(ctx.input(1), "Col2Im image_shape"), "");
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> block, read_int_tensor(ctx.input(2), "Col2Im block_shape"), "");

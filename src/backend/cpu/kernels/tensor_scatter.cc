@@ -80,7 +80,7 @@ class ScatterElementsKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(red_, parse_reduction(node), "");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const Tensor& upd = ctx.input(2);
@@ -123,7 +123,7 @@ class ScatterNDKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(red_, parse_reduction(node), "");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     const Tensor& upd = ctx.input(2);

@@ -26,7 +26,7 @@ class SliceKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
@@ -178,7 +178,7 @@ class PadKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     std::vector<int64_t> pads = pads_, axes;
@@ -272,7 +272,7 @@ class CenterCropPadKernel final : public backend::Kernel {
     axes_ = node.attr_ints("axes");
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
     SDX_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, read_int_tensor(ctx.input(1), "CenterCropPad shape"), "");

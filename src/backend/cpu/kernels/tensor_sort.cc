@@ -44,7 +44,7 @@ class TopKKernel final : public backend::Kernel {
     }
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     int64_t k = k_attr_;
     if (k < 0) {
@@ -106,7 +106,7 @@ class UniqueKernel final : public backend::Kernel {
     axis_ = node.attr_int("axis", 0);
     return Status::ok();
   }
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     Shape xs = x.shape();
     int ax = 0;

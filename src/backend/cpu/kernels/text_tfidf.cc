@@ -107,7 +107,7 @@ class TfIdfVectorizerKernel final : public backend::Kernel {
     return Status::ok();
   }
 
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     int64_t rows = 1, cols = 0;
     Shape out_shape;

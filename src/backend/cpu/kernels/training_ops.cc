@@ -127,7 +127,7 @@ class OptimizerKernel final : public backend::Kernel {
     return rule_.init(node);
   }
 
-  Status run(KernelContext& ctx) override {
+  Status run(KernelContext& ctx) const override {
     const int n = (ctx.num_inputs() - 2) / kGroup;
     for (int i = 0; i < ctx.num_inputs(); ++i)
       if (!ctx.has_input(i)) return invalid_argument("input " + std::to_string(i) + " is missing");
