@@ -8,6 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-onnx_model}
 seconds=${2:-60}
+if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  echo "[sdx fuzz] installing clang and its libFuzzer runtime" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-dev >/dev/null 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
+fi
 export CCACHE_BASEDIR="$PWD"
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSDX_BUILD_FUZZERS=ON -DSDX_BUILD_TESTS=OFF -DSDX_BUILD_PYTHON=ON >/dev/null
