@@ -1,5 +1,6 @@
 #include "frontend/onnx/onnx_loader.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -186,6 +187,9 @@ namespace sdx::onnx {
 
 Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& base_dir) {
   if (bytes.empty()) return invalid_argument("model is empty (0 bytes)");
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    return invalid_argument("model is " + std::to_string(bytes.size()) +
+                            " bytes; protobuf files are limited to 2 GiB, so larger weights must use external data");
   sdx_onnx::ModelProto mp;
   if (!mp.ParseFromString(bytes))
     return data_loss("not a valid ONNX model: the protobuf could not be parsed (truncated or corrupt file?)");
