@@ -1,9 +1,8 @@
 #include "runtime/graph_executor.h"
 
-#include <unordered_set>
 
 #include "backend/kernel_registry.h"
-#include "ir/op_schema.h"
+#include "plan/plan.h"
 
 namespace sdx::runtime {
 
@@ -15,16 +14,6 @@ const Datum& Frame::lookup(const ir::Value* v) const {
 }
 
 namespace {
-
-// Values read by a node, including outer-scope reads made inside its subgraphs.
-void collect_reads(const ir::Node& node, std::vector<const ir::Value*>& out) {
-  for (const ir::Value* v : node.inputs())
-    if (v) out.push_back(v);
-  for (const ir::Graph* sg : node.subgraphs()) {
-    for (const auto& n : sg->nodes()) collect_reads(*n, out);
-    for (const ir::Value* v : sg->outputs()) out.push_back(v);
-  }
-}
 
 class InterpreterContext final : public backend::KernelContext {
  public:
@@ -74,15 +63,13 @@ class InterpreterContext final : public backend::KernelContext {
 
 Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported) {
   graph_ = &graph;
-  std::unordered_map<const ir::Value*, int> last_use;
-  for (const auto& n : graph.nodes()) {
-    const int step = static_cast<int>(order_.size());
-    order_.push_back(n.get());
+  SDX_ASSIGN_OR_RETURN(plan::Plan plan, plan::compile(graph, graph.outputs()), "planning graph '" + graph.name() + "'");
+  for (const plan::Step& step : plan.steps()) {
+    const ir::Node* n = step.node;
+    order_.push_back(n);
     const backend::KernelDef* def = backend::KernelRegistry::cpu().find(*n);
-    const ir::OpSchema* schema = ir::OpSchemaRegistry::get().find(n->op_type(), n->domain());
-    if (schema) SDX_RETURN_IF_ERROR(schema->check_arity(*n), "");
     if (!def) {
-      unsupported->push_back(n.get());
+      unsupported->push_back(n);
       kernels_.push_back(nullptr);
     } else {
       SDX_ASSIGN_OR_RETURN(std::unique_ptr<backend::Kernel> k, def->create(*n), "");
@@ -93,15 +80,12 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
       SDX_RETURN_IF_ERROR(sub->prepare(*sg, unsupported), "subgraph '" + sg->name() + "' of " + n->describe());
       subgraphs_[sg] = std::move(sub);
     }
-    std::vector<const ir::Value*> reads;
-    collect_reads(*n, reads);
-    for (const ir::Value* v : reads)
-      if (v->owner() == &graph) last_use[v] = step;
   }
-  std::unordered_set<const ir::Value*> keep(graph.outputs().begin(), graph.outputs().end());
-  release_at_step_.assign(order_.size(), {});
-  for (const auto& [v, step] : last_use)
-    if (!keep.count(v) && !v->is_initializer() && !v->is_graph_input()) release_at_step_[static_cast<size_t>(step)].push_back(v->index());
+  // The frame is indexed by value (outer-scope reads resolve by value), so translate slots.
+  release_at_step_.assign(plan.steps().size(), {});
+  for (size_t step = 0; step < plan.steps().size(); ++step)
+    for (int slot : plan.release_at_step()[step])
+      release_at_step_[step].push_back(plan.slots()[static_cast<size_t>(slot)].value->index());
   return Status::ok();
 }
 
