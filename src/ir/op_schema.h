@@ -4,7 +4,7 @@
 //
 // Register next to the op's family, once:
 //   SDX_OP_SCHEMA(Relu).category(OpCategory::kElementwise).inputs(1, 1).outputs(1, 1)
-//       .infer(infer_same_as_input(0));
+//       .infer(infer_same_as_input(0)).infer_shape(shape_same_as_input(0));
 //   SDX_OP_SCHEMA(NonZero).category(OpCategory::kGather).data_dependent();
 //
 // Look up: const OpSchema* s = OpSchemaRegistry::get().find("Relu", "", 14);
@@ -30,6 +30,9 @@ const char* op_category_name(OpCategory c);
 
 // Fills in node outputs' TypeInfo from its inputs' TypeInfo where it can.
 using TypeInferenceFn = std::function<Status(Node& node)>;
+// Fills in node outputs' static shape from its inputs' shapes (and constant inputs)
+// where it can; runs after type inference. Rules live in ir/shape_inference.h.
+using ShapeInferenceFn = std::function<Status(Node& node)>;
 
 // A declared attribute. kUndefined type means "any type" (the type changed across opsets).
 struct AttrSpec {
@@ -48,6 +51,7 @@ class OpSchema {
   OpSchema& outputs(int min, int max) { min_out_ = min; max_out_ = max; return *this; }
   OpSchema& data_dependent() { capturable_ = false; return *this; }
   OpSchema& infer(TypeInferenceFn fn) { infer_ = std::move(fn); return *this; }
+  OpSchema& infer_shape(ShapeInferenceFn fn) { infer_shape_ = std::move(fn); return *this; }
   // Declares every attribute the op accepts in any opset (tools/onnx_attrs.py prints
   // this list from the ONNX spec). Once declared, the verifier rejects unknown
   // attributes and attributes of the wrong type, naming the node.
@@ -67,6 +71,7 @@ class OpSchema {
   int min_outputs() const { return min_out_; }
   int max_outputs() const { return max_out_; }
   const TypeInferenceFn& inference() const { return infer_; }
+  const ShapeInferenceFn& shape_inference() const { return infer_shape_; }
 
   // Checks arity of a node against this schema.
   Status check_arity(const Node& node) const;
@@ -82,6 +87,7 @@ class OpSchema {
   bool capturable_ = true;
   int min_in_ = 0, max_in_ = INT_MAX, min_out_ = 1, max_out_ = INT_MAX;
   TypeInferenceFn infer_;
+  ShapeInferenceFn infer_shape_;
   std::vector<AttrSpec> attrs_;
   bool attrs_declared_ = false;
 };

@@ -1,6 +1,23 @@
 #include "ir/printer.h"
 
 namespace sdx::ir {
+namespace {
+
+// "y: float[N, 3]" when the type is known (shape only when known), else "y".
+std::string typed_name(const Value* v) {
+  if (!v) return "_";
+  const TypeInfo& t = v->type();
+  switch (t.kind) {
+    case TypeInfo::Kind::kUnknown:
+      return v->name();
+    case TypeInfo::Kind::kTensor:
+      return v->name() + ": " + dtype_name(t.elem) + (t.shape ? t.shape_string() : "");
+    default:
+      return v->name() + ": " + t.to_string();
+  }
+}
+
+}  // namespace
 
 std::string print_graph(const Graph& g, int indent) {
   std::string pad(static_cast<size_t>(indent), ' ');
@@ -14,7 +31,7 @@ std::string print_graph(const Graph& g, int indent) {
   s += ")\n";
   for (const auto& n : g.nodes()) {
     std::string line = pad + "  ";
-    for (int i = 0; i < n->num_outputs(); ++i) line += (i ? ", " : "") + (n->output(i) ? n->output(i)->name() : "_");
+    for (int i = 0; i < n->num_outputs(); ++i) line += (i ? ", " : "") + typed_name(n->output(i));
     line += " = " + (n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + "(";
     for (int i = 0; i < n->num_inputs(); ++i) line += (i ? ", " : "") + (n->input(i) ? n->input(i)->name() : "_");
     line += ")";

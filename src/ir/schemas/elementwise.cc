@@ -1,6 +1,7 @@
 // Schemas of the element-wise ops (arithmetic, comparison, logic, math, activations).
 // Kernels: src/backend/cpu/kernels/elementwise_*.cc.
 #include "ir/op_schema.h"
+#include "ir/shape_inference.h"
 
 namespace sdx::ir {
 
@@ -10,241 +11,281 @@ SDX_OP_SCHEMA(Abs)
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Neg)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Exp)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Log)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Sqrt)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Reciprocal)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Floor)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Ceil)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Round)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Sign)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Erf)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Sin)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Cos)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Tan)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Asin)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Acos)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Atan)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Sinh)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Cosh)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Asinh)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Acosh)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Atanh)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Relu)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(LeakyRelu)
     .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Elu)
     .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Selu)
     .attrs({{"alpha", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}, {"gamma", AttrType::kFloat}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Celu)
     .attrs({{"alpha", AttrType::kFloat}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Sigmoid)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(HardSigmoid)
     .attrs({{"alpha", AttrType::kFloat}, {"beta", AttrType::kFloat}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(HardSwish)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Softplus)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Softsign)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Tanh)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Gelu)
     .attrs({{"approximate", AttrType::kString}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Mish)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Swish)
     .attrs({{"alpha", AttrType::kFloat}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(ThresholdedRelu)
     .attrs({{"alpha", AttrType::kFloat}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Shrink)
     .attrs({{"bias", AttrType::kFloat}, {"lambd", AttrType::kFloat}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Not)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(BitwiseNot)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 
 // Unary predicates.
 SDX_OP_SCHEMA(IsNaN)
@@ -252,13 +293,15 @@ SDX_OP_SCHEMA(IsNaN)
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(IsInf)
     .attrs({{"detect_negative", AttrType::kInt}, {"detect_positive", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_same_as_input(0));
 
 // Binary with broadcasting, output type = input 0 type.
 SDX_OP_SCHEMA(Add)
@@ -266,67 +309,78 @@ SDX_OP_SCHEMA(Add)
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Sub)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Mul)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Div)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}, {"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Pow)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Mod)
     .attrs({{"fmod", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(BitShift)
     .attrs({{"direction", AttrType::kString}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(BitwiseAnd)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(BitwiseOr)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(BitwiseXor)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(PRelu)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 
 // Binary predicates with broadcasting.
 SDX_OP_SCHEMA(And)
@@ -334,49 +388,57 @@ SDX_OP_SCHEMA(And)
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Or)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Xor)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Equal)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Less)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(LessOrEqual)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Greater)
     .attrs({{"axis", AttrType::kInt}, {"broadcast", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(GreaterOrEqual)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kBool));
+    .infer(infer_fixed_type(DType::kBool))
+    .infer_shape(shape_broadcast());
 
 // Variadic with broadcasting (1..N inputs).
 SDX_OP_SCHEMA(Max)
@@ -384,25 +446,29 @@ SDX_OP_SCHEMA(Max)
     .category(OpCategory::kElementwise)
     .inputs(1, INT_MAX)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Min)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, INT_MAX)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Sum)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, INT_MAX)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 SDX_OP_SCHEMA(Mean)
     .attrs({{"consumed_inputs", AttrType::kInts}})
     .category(OpCategory::kElementwise)
     .inputs(1, INT_MAX)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_broadcast());
 
 // Clip: min/max are attributes before opset 11, optional inputs after.
 SDX_OP_SCHEMA(Clip)
@@ -410,13 +476,15 @@ SDX_OP_SCHEMA(Clip)
     .category(OpCategory::kElementwise)
     .inputs(1, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 // Where(condition, X, Y): output type follows X.
 SDX_OP_SCHEMA(Where)
     .attrs({})
     .category(OpCategory::kElementwise)
     .inputs(3, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(1));
+    .infer(infer_same_as_input(1))
+    .infer_shape(shape_broadcast());
 
 }  // namespace sdx::ir

@@ -1,5 +1,6 @@
 // Schemas of the neural-network ops (matmul, conv, pooling, resampling, detection).
 #include "ir/op_schema.h"
+#include "ir/shape_inference.h"
 
 namespace sdx::ir {
 namespace {
@@ -21,7 +22,13 @@ Status infer_first_same_rest_int64(Node& node) {
 
 }  // namespace
 
-SDX_OP_SCHEMA(MatMul).attrs({}).category(OpCategory::kMatMul).inputs(2, 2).outputs(1, 1).infer(infer_same_as_input(0));
+SDX_OP_SCHEMA(MatMul)
+    .attrs({})
+    .category(OpCategory::kMatMul)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_matmul);
 SDX_OP_SCHEMA(Gemm)
     .attrs({{"alpha", AttrType::kFloat},
             {"beta", AttrType::kFloat},
@@ -31,7 +38,8 @@ SDX_OP_SCHEMA(Gemm)
     .category(OpCategory::kMatMul)
     .inputs(2, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_gemm);
 
 SDX_OP_SCHEMA(Conv)
     .attrs({{"auto_pad", AttrType::kString},
@@ -43,7 +51,8 @@ SDX_OP_SCHEMA(Conv)
     .category(OpCategory::kConv)
     .inputs(2, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kConv));
 SDX_OP_SCHEMA(ConvTranspose)
     .attrs({{"auto_pad", AttrType::kString},
             {"dilations", AttrType::kInts},
@@ -80,7 +89,8 @@ SDX_OP_SCHEMA(AveragePool)
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kPool));
 SDX_OP_SCHEMA(MaxPool)
     .attrs({{"auto_pad", AttrType::kString},
             {"ceil_mode", AttrType::kInt},
@@ -92,7 +102,8 @@ SDX_OP_SCHEMA(MaxPool)
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 2)
-    .infer(infer_first_same_rest_int64);
+    .infer(infer_first_same_rest_int64)
+    .infer_shape(shape_conv_pool(ConvPoolKind::kPool));
 SDX_OP_SCHEMA(LpPool)
     .attrs({{"auto_pad", AttrType::kString},
             {"ceil_mode", AttrType::kInt},
@@ -104,25 +115,29 @@ SDX_OP_SCHEMA(LpPool)
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kPool));
 SDX_OP_SCHEMA(GlobalAveragePool)
     .attrs({})
     .category(OpCategory::kReduction)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kGlobalPool));
 SDX_OP_SCHEMA(GlobalMaxPool)
     .attrs({})
     .category(OpCategory::kReduction)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kGlobalPool));
 SDX_OP_SCHEMA(GlobalLpPool)
     .attrs({{"p", AttrType::kUndefined}})
     .category(OpCategory::kReduction)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_conv_pool(ConvPoolKind::kGlobalPool));
 // The output shape may come from the optional output_shape input.
 SDX_OP_SCHEMA(MaxUnpool)
     .attrs({{"kernel_shape", AttrType::kInts}, {"pads", AttrType::kInts}, {"strides", AttrType::kInts}})

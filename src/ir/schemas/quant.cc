@@ -2,6 +2,7 @@
 // DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, MatMulInteger, ConvInteger,
 // QLinearConv).
 #include "ir/op_schema.h"
+#include "ir/shape_inference.h"
 
 namespace sdx::ir {
 namespace {
@@ -65,13 +66,15 @@ SDX_OP_SCHEMA(Cast)
     .category(OpCategory::kElementwise)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_from_attr_to());
+    .infer(infer_from_attr_to())
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(CastLike)
     .attrs({{"round_mode", AttrType::kString}, {"saturate", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_output_like_input(1));
+    .infer(infer_output_like_input(1))
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(BitCast)
     .attrs({{"to", AttrType::kInt}})
     .category(OpCategory::kElementwise)

@@ -1,6 +1,7 @@
 // Schemas for reductions, normalizations, softmax, losses, Einsum and Det.
 // Arity is the widest across opset versions (axes became an input in opset 13/18).
 #include "ir/op_schema.h"
+#include "ir/shape_inference.h"
 
 namespace sdx::ir {
 
@@ -9,92 +10,107 @@ SDX_OP_SCHEMA(ReduceSum)
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceMean)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceMax)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceMin)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceProd)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceL1)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceL2)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceLogSum)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceLogSumExp)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ReduceSumSquare)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reduce());
 SDX_OP_SCHEMA(ArgMax)
     .attrs({{"axis", AttrType::kInt}, {"keepdims", AttrType::kInt}, {"select_last_index", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kInt64));
+    .infer(infer_fixed_type(DType::kInt64))
+    .infer_shape(shape_arg_reduce());
 SDX_OP_SCHEMA(ArgMin)
     .attrs({{"axis", AttrType::kInt}, {"keepdims", AttrType::kInt}, {"select_last_index", AttrType::kInt}})
     .category(OpCategory::kReduction)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kInt64));
+    .infer(infer_fixed_type(DType::kInt64))
+    .infer_shape(shape_arg_reduce());
 
 SDX_OP_SCHEMA(Softmax)
     .attrs({{"axis", AttrType::kInt}})
     .category(OpCategory::kNormalization)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(LogSoftmax)
     .attrs({{"axis", AttrType::kInt}})
     .category(OpCategory::kNormalization)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Hardmax)
     .attrs({{"axis", AttrType::kInt}})
     .category(OpCategory::kNormalization)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_same_as_input(0));
 
 namespace {
 // Y has X's type; Mean and InvStdDev have the stash type (float by default).
@@ -117,13 +133,15 @@ SDX_OP_SCHEMA(LayerNormalization)
     .category(OpCategory::kNormalization)
     .inputs(2, 3)
     .outputs(1, 3)
-    .infer(infer_layer_norm);
+    .infer(infer_layer_norm)
+    .infer_shape(shape_layer_norm);
 SDX_OP_SCHEMA(RMSNormalization)
     .attrs({{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}})
     .category(OpCategory::kNormalization)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(BatchNormalization)
     .attrs({{"consumed_inputs", AttrType::kInts},
             {"epsilon", AttrType::kFloat},
@@ -134,13 +152,15 @@ SDX_OP_SCHEMA(BatchNormalization)
     .category(OpCategory::kNormalization)
     .inputs(5, 5)
     .outputs(1, 5)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(InstanceNormalization)
     .attrs({{"consumed_inputs", AttrType::kInts}, {"epsilon", AttrType::kFloat}})
     .category(OpCategory::kNormalization)
     .inputs(3, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(GroupNormalization)
     .attrs({{"epsilon", AttrType::kFloat}, {"num_groups", AttrType::kInt}, {"stash_type", AttrType::kInt}})
     .category(OpCategory::kNormalization)

@@ -1,5 +1,6 @@
 // Schemas of the tensor-manipulation ops (kernels in backend/cpu/kernels/tensor_*.cc).
 #include "ir/op_schema.h"
+#include "ir/shape_inference.h"
 
 namespace sdx::ir {
 namespace {
@@ -80,7 +81,13 @@ Status infer_dropout(Node& node) {
 using C = OpCategory;
 
 // Values from attributes / metadata.
-SDX_OP_SCHEMA(Identity).attrs({}).category(C::kShapeManipulation).inputs(1, 1).outputs(1, 1).infer(infer_identity);
+SDX_OP_SCHEMA(Identity)
+    .attrs({})
+    .category(C::kShapeManipulation)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_identity)
+    .infer_shape(shape_same_as_input(0));
 SDX_OP_SCHEMA(Constant)
     .attrs({{"sparse_value", AttrType::kSparseTensor},
             {"value", AttrType::kTensor},
@@ -93,7 +100,8 @@ SDX_OP_SCHEMA(Constant)
     .category(C::kOther)
     .inputs(0, 0)
     .outputs(1, 1)
-    .infer(infer_constant);
+    .infer(infer_constant)
+    .infer_shape(shape_constant);
 SDX_OP_SCHEMA(ConstantOfShape)
     .attrs({{"value", AttrType::kTensor}})
     .category(C::kOther)
@@ -106,13 +114,15 @@ SDX_OP_SCHEMA(Shape)
     .category(C::kShapeManipulation)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kInt64));
+    .infer(infer_fixed_type(DType::kInt64))
+    .infer_shape(shape_shape);
 SDX_OP_SCHEMA(Size)
     .attrs({})
     .category(C::kShapeManipulation)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_fixed_type(DType::kInt64));
+    .infer(infer_fixed_type(DType::kInt64))
+    .infer_shape(shape_size);
 SDX_OP_SCHEMA(EyeLike)
     .attrs({{"dtype", AttrType::kInt}, {"k", AttrType::kInt}})
     .category(C::kOther)
@@ -134,7 +144,8 @@ SDX_OP_SCHEMA(Dropout)
     .category(C::kElementwise)
     .inputs(1, 3)
     .outputs(1, 2)
-    .infer(infer_dropout);
+    .infer(infer_dropout)
+    .infer_shape(shape_same_as_input(0));
 
 // Shape changes and data movement.
 SDX_OP_SCHEMA(Reshape)
@@ -143,33 +154,38 @@ SDX_OP_SCHEMA(Reshape)
     .inputs(1, 2)
     .outputs(1, 1)
     .data_dependent()
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_reshape);
 SDX_OP_SCHEMA(Flatten)
     .attrs({{"axis", AttrType::kInt}})
     .category(C::kShapeManipulation)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_flatten);
 SDX_OP_SCHEMA(Squeeze)
     .attrs({{"axes", AttrType::kInts}})
     .category(C::kShapeManipulation)
     .inputs(1, 2)
     .outputs(1, 1)
     .data_dependent()
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_squeeze);
 SDX_OP_SCHEMA(Unsqueeze)
     .attrs({{"axes", AttrType::kInts}})
     .category(C::kShapeManipulation)
     .inputs(1, 2)
     .outputs(1, 1)
     .data_dependent()
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_unsqueeze);
 SDX_OP_SCHEMA(Transpose)
     .attrs({{"perm", AttrType::kInts}})
     .category(C::kShapeManipulation)
     .inputs(1, 1)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_transpose);
 SDX_OP_SCHEMA(DepthToSpace)
     .attrs({{"blocksize", AttrType::kInt}, {"mode", AttrType::kString}})
     .category(C::kShapeManipulation)
@@ -187,7 +203,8 @@ SDX_OP_SCHEMA(Concat)
     .category(C::kConcat)
     .inputs(1, INT_MAX)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_concat);
 SDX_OP_SCHEMA(Split)
     .attrs({{"axis", AttrType::kInt}, {"num_outputs", AttrType::kInt}, {"split", AttrType::kInts}})
     .category(C::kSplit)
@@ -202,8 +219,14 @@ SDX_OP_SCHEMA(Slice)
     .outputs(1, 1)
     .data_dependent()
     .infer(infer_same_as_input(0));
-SDX_OP_SCHEMA(Expand).attrs({}).category(C::kTile).inputs(2, 2).outputs(1, 1).data_dependent().infer(
-    infer_same_as_input(0));
+SDX_OP_SCHEMA(Expand)
+    .attrs({})
+    .category(C::kTile)
+    .inputs(2, 2)
+    .outputs(1, 1)
+    .data_dependent()
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_expand);
 SDX_OP_SCHEMA(Tile).attrs({}).category(C::kTile).inputs(2, 3).outputs(1, 1).data_dependent().infer(
     infer_same_as_input(0));
 SDX_OP_SCHEMA(Pad)
@@ -249,7 +272,8 @@ SDX_OP_SCHEMA(Gather)
     .category(C::kGather)
     .inputs(2, 2)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_gather);
 SDX_OP_SCHEMA(GatherElements)
     .attrs({{"axis", AttrType::kInt}})
     .category(C::kGather)
