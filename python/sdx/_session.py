@@ -163,6 +163,13 @@ class InferenceSession:
         names = list(output_names) if output_names else []
         return [_decode(x) for x in self._sess.run(feeds, names)]
 
+    def introspect(self, input_feed: dict[str, Any]) -> dict:
+        """Runs once on input_feed (a warmup) and returns the execution plan: per slot its kind,
+        producer, liveness, type, bytes, memory color/offset; and the memory figures
+        (naive one-buffer-per-slot bytes vs planned bytes)."""
+        feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
+        return self._sess.introspect(feeds)
+
     def graph_text(self) -> str:
         """The loaded graph, one node per line."""
         return self._sess.graph_text()

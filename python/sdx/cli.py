@@ -45,6 +45,32 @@ def _summ(v) -> str:
     return f"{v.dtype}{list(v.shape)}  [{head}{', ...' if flat.size > 6 else ''}]"
 
 
+def _make_feeds(sess, specs, seed: int, dim: int) -> dict:
+    """Feeds from NAME=FILE.npy / NAME=DIMS specs; random values for the inputs not given."""
+    given: dict[str, np.ndarray] = {}
+    dims_for: dict[str, list[int]] = {}
+    for spec in specs or []:
+        if "=" not in spec:
+            raise SystemExit(f"sdx: expected NAME=FILE.npy or NAME=DIMS, got '{spec}'")
+        name, value = spec.split("=", 1)
+        if value.endswith(".npy"):
+            given[name] = np.load(value, allow_pickle=False)
+        else:
+            try:
+                dims_for[name] = _parse_dims(value)
+            except ValueError:
+                raise SystemExit(f"sdx: '{value}' is neither a .npy file nor dims like 1x3x224x224") from None
+    known = {a.name for a in sess.get_inputs()}
+    for name in list(given) + list(dims_for):
+        if name not in known:
+            raise SystemExit(f"sdx: the model has no input '{name}'; its inputs are: {', '.join(sorted(known))}")
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for a in sess.get_inputs():
+        feeds[a.name] = given[a.name] if a.name in given else _random_input(a, dims_for.get(a.name), rng, dim)
+    return feeds
+
+
 def cmd_run(args) -> int:
     import sdx
 
@@ -54,27 +80,7 @@ def cmd_run(args) -> int:
     t0 = time.perf_counter()
     sess = sdx.InferenceSession(args.model, opts)
     load_ms = (time.perf_counter() - t0) * 1e3
-    given: dict[str, np.ndarray] = {}
-    dims_for: dict[str, list[int]] = {}
-    for spec in args.input or []:
-        if "=" not in spec:
-            raise SystemExit(f"sdx run: --input expects NAME=FILE.npy or NAME=DIMS, got '{spec}'")
-        name, value = spec.split("=", 1)
-        if value.endswith(".npy"):
-            given[name] = np.load(value, allow_pickle=False)
-        else:
-            try:
-                dims_for[name] = _parse_dims(value)
-            except ValueError:
-                raise SystemExit(f"sdx run: '{value}' is neither a .npy file nor dims like 1x3x224x224") from None
-    known = {a.name for a in sess.get_inputs()}
-    for name in list(given) + list(dims_for):
-        if name not in known:
-            raise SystemExit(f"sdx run: the model has no input '{name}'; its inputs are: {', '.join(sorted(known))}")
-    rng = np.random.default_rng(args.seed)
-    feeds = {}
-    for a in sess.get_inputs():
-        feeds[a.name] = given[a.name] if a.name in given else _random_input(a, dims_for.get(a.name), rng, args.dim)
+    feeds = _make_feeds(sess, args.input, args.seed, args.dim)
     print(f"model: {args.model}  (loaded in {load_ms:.1f} ms)")
     for a in sess.get_inputs():
         print(f"  input  {a.name}: {_summ(feeds[a.name])}")
@@ -127,6 +133,13 @@ def cmd_inspect(args) -> int:
         print("unsupported ops: none")
     if args.graph:
         print(sdx.InferenceSession(args.model).graph_text())
+    if args.plan:
+        if unsupported:
+            print("plan: not available while ops are unsupported")
+        else:
+            sess = sdx.InferenceSession(args.model)
+            info = sess.introspect(_make_feeds(sess, args.shape, 0, args.dim))
+            print(info["text"], end="")
     return 1 if unsupported else 0
 
 
@@ -155,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("inspect", help="inputs, outputs, opsets, op histogram, unsupported ops")
     i.add_argument("model")
     i.add_argument("--graph", action="store_true", help="also print the graph, one node per line")
+    i.add_argument("--plan", action="store_true",
+                   help="run once on random inputs and print the execution plan: slots, liveness, memory layout")
+    i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
+                   help="input dims (or a .npy value) for --plan; symbolic dims default to --dim")
+    i.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
     i.set_defaults(fn=cmd_inspect)
 
     c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")

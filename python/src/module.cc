@@ -14,6 +14,7 @@
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/printer.h"
+#include "runtime/introspection.h"
 #include "runtime/session.h"
 #include "testing/conformance.h"
 
@@ -150,13 +151,18 @@ class PySession {
   nb::list inputs() const { return describe_values(session_->inputs()); }
   nb::list outputs() const { return describe_values(session_->outputs()); }
 
-  nb::list run(nb::list feeds, std::vector<std::string> output_names) {
+  static std::vector<std::pair<std::string, Datum>> to_feeds(nb::list feeds) {
     std::vector<std::pair<std::string, Datum>> cfeeds;
     for (nb::handle h : feeds) {
       nb::tuple kv = nb::cast<nb::tuple>(h);
       std::string name = nb::cast<std::string>(kv[0]);
       cfeeds.emplace_back(name, datum_from_py(name, kv[1]));
     }
+    return cfeeds;
+  }
+
+  nb::list run(nb::list feeds, std::vector<std::string> output_names) {
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
     Result<std::vector<Datum>> outs = invalid_argument("not run");
     {
       nb::gil_scoped_release release;
@@ -169,6 +175,48 @@ class PySession {
   }
 
   std::string graph_text() const { return ir::print_graph(*session_->model().graph); }
+
+  // Runs once on `feeds`, recording shapes, and returns the plan table, memory figures and per-slot rows.
+  nb::dict introspect(nb::list feeds) {
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
+    Result<runtime::PlanIntrospection> info = invalid_argument("not run");
+    {
+      nb::gil_scoped_release release;
+      info = runtime::introspect(*session_, cfeeds);
+    }
+    runtime::PlanIntrospection pi = unwrap(std::move(info));
+    nb::dict d;
+    d["text"] = runtime::format_introspection(pi);
+    d["steps"] = pi.num_steps;
+    d["gap_steps"] = pi.num_gap_steps;
+    d["dead_nodes"] = pi.num_dead_nodes;
+    d["naive_bytes"] = pi.memory.naive_bytes;
+    d["coloring_bytes"] = pi.memory.coloring_bytes;
+    d["arena_bytes"] = pi.memory.arena_bytes;
+    d["planned_bytes"] = pi.memory.planned_bytes();
+    d["peak_live_bytes"] = pi.memory.peak_live_bytes;
+    d["colors"] = pi.memory.num_colors();
+    d["strategy"] = plan::strategy_name(pi.memory.chosen);
+    nb::list slots;
+    for (const runtime::SlotReport& r : pi.slots) {
+      nb::dict row;
+      row["index"] = r.index;
+      row["name"] = r.name;
+      row["kind"] = r.kind;
+      row["producer"] = r.producer;
+      row["liveness"] = nb::make_tuple(r.first, r.last);
+      row["type"] = r.type;
+      row["bytes"] = r.bytes;
+      row["color"] = r.color;
+      row["offset"] = r.offset;
+      row["output"] = r.requested_output;
+      row["view"] = r.view;
+      row["gap"] = r.gap;
+      slots.append(row);
+    }
+    d["slots"] = slots;
+    return d;
+  }
 
   nb::dict metadata() const {
     const ir::Model& m = session_->model();
@@ -291,6 +339,7 @@ NB_MODULE(_sdx, m) {
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
+      .def("introspect", &PySession::introspect, nb::arg("feeds"))
       .def("overridable_initializers", &PySession::overridable_initializers);
 
   m.def("inspect_model", &inspect_model, nb::arg("path"));

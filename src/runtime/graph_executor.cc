@@ -104,6 +104,7 @@ Status GraphExecutor::run(Frame& frame) const {
     }
     Status s = kernels_[step]->run(ctx);
     if (!s.is_ok()) return s.with_context(node.describe());
+    if (frame.observer) frame.observer->on_step(static_cast<int>(step), node, frame);
     for (int idx : release_at_step_[step]) frame.slots[static_cast<size_t>(idx)] = Datum();
   }
   return Status::ok();

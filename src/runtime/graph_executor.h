@@ -19,12 +19,23 @@
 
 namespace sdx::runtime {
 
+struct Frame;
+
+// Sees every step of a top-level run right after its kernel ran, before
+// intermediates are released (used by warmup to record shapes).
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(int step, const ir::Node& node, const Frame& frame) = 0;
+};
+
 // Run-time storage for one execution of one graph: one slot per ir::Value.
 struct Frame {
   Frame(const ir::Graph* g, const Frame* p) : graph(g), parent(p), slots(g->values().size()) {}
   const ir::Graph* graph;
   const Frame* parent;
   std::vector<Datum> slots;
+  StepObserver* observer = nullptr;  // not inherited by subgraph frames
 
   // The slot holding v, searching enclosing frames for outer-scope values.
   const Datum& lookup(const ir::Value* v) const;

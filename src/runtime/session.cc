@@ -89,9 +89,10 @@ Status Session::check_feed(const ValueInfo& info, const Datum& d) const {
 }
 
 Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string, Datum>>& feeds,
-                                        const std::vector<std::string>& output_names) const {
+                                        const std::vector<std::string>& output_names, StepObserver* observer) const {
   const ir::Graph& g = *model_.graph;
   Frame frame(&g, nullptr);
+  frame.observer = observer;
   std::vector<bool> fed(inputs_.size(), false);
   for (const auto& [name, datum] : feeds) {
     size_t idx = 0;

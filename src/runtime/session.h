@@ -39,8 +39,10 @@ class Session {
 
   // Runs the model. Empty output_names = all outputs. Inputs are checked by name,
   // element type, rank and fixed dims; errors name the input and what was expected.
+  // `observer`, when given, sees every top-level step (warmup shape recording, introspection).
   Result<std::vector<Datum>> run(const std::vector<std::pair<std::string, Datum>>& feeds,
-                                 const std::vector<std::string>& output_names = {}) const;
+                                 const std::vector<std::string>& output_names = {},
+                                 StepObserver* observer = nullptr) const;
 
  private:
   Session() = default;

@@ -71,3 +71,24 @@ def test_run_reports_engine_errors_cleanly(tmp_path):
     r = sdx_cli("run", str(path))
     assert r.returncode == 2
     assert "error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_inspect_plan(tmp_path):
+    path = tmp_path / "mlp.onnx"
+    onnx.save(mlp_model(), str(path))
+    r = sdx_cli("inspect", str(path), "--plan", "--shape", "x=8x4")
+    assert r.returncode == 0, r.stderr
+    assert "plan: 5 steps" in r.stdout
+    assert "float[8, 8]" in r.stdout  # hidden activations recorded with the given batch
+    assert "one buffer per slot" in r.stdout
+
+
+def test_introspect_from_python():
+    import sdx
+
+    sess = sdx.InferenceSession(mlp_model().SerializeToString())
+    info = sess.introspect({"x": np.ones((16, 4), np.float32)})
+    names = {s["name"]: s for s in info["slots"]}
+    assert names["h2"]["type"] == "float[16, 8]" and names["h2"]["bytes"] == 16 * 8 * 4
+    assert names["probs"]["output"] and names["logits"]["output"]
+    assert info["planned_bytes"] <= info["naive_bytes"]

@@ -1,0 +1,143 @@
+#include "runtime/introspection.h"
+
+#include <cstdio>
+
+#include "plan/plan.h"
+
+namespace sdx::runtime {
+namespace {
+
+// Records, per top-level step, the tensors its outputs hold and whether they alias an input.
+class ShapeRecorder final : public StepObserver {
+ public:
+  ShapeRecorder(const plan::Plan& plan, std::vector<SlotReport>& rows) : plan_(plan), rows_(rows) {}
+
+  void on_step(int step, const ir::Node& node, const Frame& frame) override {
+    const plan::Step& st = plan_.steps()[static_cast<size_t>(step)];
+    std::vector<const void*> input_buffers;
+    for (const ir::Value* in : node.inputs()) {
+      if (!in) continue;
+      const Datum& d = frame.lookup(in);
+      if (d.is_tensor() && d.as_tensor().buffer()) input_buffers.push_back(d.as_tensor().buffer().get());
+    }
+    for (size_t o = 0; o < st.outputs.size(); ++o) {
+      const int slot = st.outputs[o];
+      if (slot < 0) continue;
+      const Datum& d = frame.lookup(node.output(static_cast<int>(o)));
+      SlotReport& row = rows_[static_cast<size_t>(slot)];
+      if (!d.is_tensor()) continue;
+      const Tensor& t = d.as_tensor();
+      row.type = t.type_string();
+      row.bytes = static_cast<int64_t>(t.nbytes());
+      for (const void* b : input_buffers) row.view |= t.buffer().get() == b;
+      if (row.view) {
+        // The aliased input must outlive the view: keep both out of the shared memory.
+        for (const ir::Value* in : node.inputs()) {
+          const int s = plan_.slot_of(in);
+          if (s >= 0 && frame.lookup(in).is_tensor() && frame.lookup(in).as_tensor().buffer() == t.buffer())
+            rows_[static_cast<size_t>(s)].view = true;
+        }
+      }
+    }
+  }
+
+ private:
+  const plan::Plan& plan_;
+  std::vector<SlotReport>& rows_;
+};
+
+std::string human_bytes(int64_t b) {
+  char buf[32];
+  if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  return buf;
+}
+
+}  // namespace
+
+Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds) {
+  const ir::Graph& g = *session.model().graph;
+  SDX_ASSIGN_OR_RETURN(plan::Plan p, plan::compile(g, g.outputs()), "planning");
+  PlanIntrospection info;
+  info.num_steps = static_cast<int>(p.steps().size());
+  info.num_dead_nodes = p.num_dead_nodes();
+  for (const plan::Step& st : p.steps()) info.num_gap_steps += st.gap ? 1 : 0;
+  info.slots.resize(p.slots().size());
+  for (size_t i = 0; i < p.slots().size(); ++i) {
+    const plan::Slot& s = p.slots()[i];
+    SlotReport& row = info.slots[i];
+    row.index = static_cast<int>(i);
+    row.name = s.value->name();
+    row.kind = plan::slot_kind_name(s.kind);
+    row.first = s.first;
+    row.last = s.last;
+    row.requested_output = s.requested_output;
+    if (s.producer_step >= 0) {
+      const plan::Step& st = p.steps()[static_cast<size_t>(s.producer_step)];
+      row.producer = st.node->op_type();
+      row.gap = st.gap;
+    } else if (s.value->is_initializer()) {
+      row.type = s.value->initializer().type_string();
+      row.bytes = static_cast<int64_t>(s.value->initializer().nbytes());
+    }
+  }
+  for (const auto& [name, d] : feeds) {
+    const ir::Value* v = g.find_value(name);
+    const int s = p.slot_of(v);
+    if (s >= 0 && d.is_tensor()) {
+      info.slots[static_cast<size_t>(s)].type = d.as_tensor().type_string();
+      info.slots[static_cast<size_t>(s)].bytes = static_cast<int64_t>(d.as_tensor().nbytes());
+    }
+  }
+  ShapeRecorder recorder(p, info.slots);
+  SDX_RETURN_IF_ERROR(session.run(feeds, {}, &recorder).status(), "warmup run");
+
+  // Intermediates are planned; requested outputs and views are excluded (they get their own memory).
+  std::vector<plan::BufferRequest> requests;
+  std::vector<int> request_slot;
+  for (size_t i = 0; i < p.slots().size(); ++i) {
+    const plan::Slot& s = p.slots()[i];
+    if (s.kind != plan::SlotKind::kIntermediate) continue;
+    const SlotReport& row = info.slots[i];
+    requests.push_back({row.bytes, s.first, s.last, s.requested_output || row.view});
+    request_slot.push_back(static_cast<int>(i));
+  }
+  SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
+  for (size_t r = 0; r < requests.size(); ++r) {
+    SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];
+    row.color = info.memory.color[r];
+    row.offset = info.memory.offset[r];
+  }
+  return info;
+}
+
+std::string format_introspection(const PlanIntrospection& info) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "plan: %d steps (%d gap, %d dead nodes filtered), %zu slots\n", info.num_steps,
+                info.num_gap_steps, info.num_dead_nodes, info.slots.size());
+  out += line;
+  std::snprintf(line, sizeof line, "%5s  %-28s %-12s %-14s %-11s %-22s %10s %6s %10s  %s\n", "slot", "name", "kind",
+                "producer", "liveness", "type", "bytes", "color", "offset", "notes");
+  out += line;
+  for (const SlotReport& r : info.slots) {
+    std::string notes;
+    if (r.requested_output) notes += "output ";
+    if (r.view) notes += "view ";
+    if (r.gap) notes += "gap ";
+    std::string live = "[" + std::to_string(r.first) + ", " + std::to_string(r.last) + "]";
+    std::string name = r.name.size() > 28 ? r.name.substr(0, 25) + "..." : r.name;
+    std::snprintf(line, sizeof line, "%5d  %-28s %-12s %-14s %-11s %-22s %10lld %6s %10s  %s\n", r.index, name.c_str(),
+                  r.kind.c_str(), r.producer.c_str(), live.c_str(), r.type.c_str(), static_cast<long long>(r.bytes),
+                  r.color >= 0 ? std::to_string(r.color).c_str() : "-",
+                  r.offset >= 0 ? std::to_string(r.offset).c_str() : "-", notes.c_str());
+    out += line;
+  }
+  out += plan::describe(info.memory) + "\n";
+  out += "intermediates: one buffer per slot " + human_bytes(info.memory.naive_bytes) + ", coloring " +
+         human_bytes(info.memory.coloring_bytes) + ", arena " + human_bytes(info.memory.arena_bytes) + "\n";
+  return out;
+}
+
+}  // namespace sdx::runtime
