@@ -52,5 +52,16 @@ TEST(QLinearMatMulKernel, NonIntegerInputIsAnError) {
   EXPECT_FALSE(run_node("QLinearMatMul", {a, s, z, a, s, z, s, z}, {}, 21).is_ok());
 }
 
+// Found by the onnx_model fuzzer: a zero y_scale divided by zero and converted NaN to an integer (UB).
+TEST(QLinearMatMulKernel, ZeroOutputScaleIsAnError) {
+  Tensor a = make<uint8_t>(DType::kUint8, {1}, {1, 1});
+  Tensor s = make<float>(DType::kFloat32, {1.f}, {});
+  Tensor zero = make<float>(DType::kFloat32, {0.f}, {});
+  Tensor z = make<uint8_t>(DType::kUint8, {0}, {});
+  auto y = run_node("QLinearMatMul", {a, s, z, a, s, z, zero, z}, {}, 21);
+  ASSERT_FALSE(y.is_ok());
+  EXPECT_NE(y.status().message().find("y_scale must be finite and non-zero"), std::string::npos) << y.status().message();
+}
+
 }  // namespace
 }  // namespace sdx
