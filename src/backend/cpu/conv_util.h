@@ -6,7 +6,8 @@
 //   // g.out[i]: output size of spatial dim i; g.pads[i] / g.pads[n + i]: begin / end padding used.
 //
 // Also holds small helpers shared by the NN kernels: ComputeView/ComputeOut (16-bit
-// floats compute in float), as_double(), read_doubles() and product().
+// floats compute in float) and product(). Value reading/conversion (read_doubles,
+// load_as<double>) is in tensor_values.h.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
@@ -107,28 +109,6 @@ inline int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
   return p;
-}
-
-// Any float or integer element as double (16-bit floats through float).
-template <typename T>
-double as_double(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<double>(to_f32(v));
-}
-
-// A float tensor (float/double/float16/bfloat16) as doubles; `what` names it in errors.
-inline Result<std::vector<double>> read_doubles(const Tensor& t, const std::string& what) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  Status s = dispatch<float, double, Float16, BFloat16>(
-      t.dtype(),
-      [&](auto tag) -> Status {
-        using T = typename decltype(tag)::type;
-        for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = as_double(t.data<T>()[i]);
-        return Status::ok();
-      },
-      what);
-  if (!s.is_ok()) return s;
-  return v;
 }
 
 // Reads input i as a contiguous buffer of compute_t<T> (copies only for 16-bit floats).

@@ -22,6 +22,7 @@
 
 #include "backend/cpu/broadcast.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel.h"
 
 namespace sdx::cpu {
@@ -35,19 +36,14 @@ Status dispatch_types(Types<Ts...>, DType dtype, F&& fn, const std::string& op) 
   return dispatch<Ts...>(dtype, std::forward<F>(fn), op);
 }
 
-template <typename T>
-inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-
 // Storage type -> compute type and back (identity except for 16-bit floats).
 template <typename T>
 inline compute_t<T> widen(T v) {
-  if constexpr (is_half_v<T>) return v.to_float();
-  else return v;
+  return load_as<compute_t<T>>(v);
 }
 template <typename T>
 inline T narrow(compute_t<T> v) {
-  if constexpr (is_half_v<T>) return T::from_float(v);
-  else return v;
+  return store_as<T>(v);
 }
 
 // Integer arithmetic that wraps on overflow (as numpy and onnxruntime do) without

@@ -234,7 +234,7 @@ Status visit_numeric_dtype(DType t, F&& fn, const std::string& op) {
 
 // Every element of a numeric tensor converted with static_cast to T (e.g. int32_t, double).
 template <typename T>
-std::vector<T> load_as(const Tensor& t) {
+std::vector<T> load_all_as(const Tensor& t) {
   std::vector<T> out(static_cast<size_t>(t.numel()));
   (void)visit_numeric_dtype(
       t.dtype(),

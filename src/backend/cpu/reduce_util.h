@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 
 namespace sdx::cpu {
 
@@ -48,15 +49,7 @@ inline Result<std::vector<int>> normalize_axes(const std::vector<int64_t>& axes,
 // Reads a 1-D (or scalar) int32/int64 tensor of integers, e.g. an `axes` input.
 inline Result<std::vector<int64_t>> read_int_list(const Tensor& t, const std::string& what) {
   if (t.rank() > 1) return invalid_argument(what + " must be 1-D, got shape " + t.shape().to_string());
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::kInt64) {
-    for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.data<int64_t>()[i];
-  } else if (t.dtype() == DType::kInt32) {
-    for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.data<int32_t>()[i];
-  } else {
-    return invalid_argument(what + " must be int64 or int32, got " + dtype_name(t.dtype()));
-  }
-  return v;
+  return read_int64s(t, what, IntTypes::kInt32Or64);
 }
 
 class ReducePlan {
@@ -149,34 +142,6 @@ class ReducePlan {
 template <typename T>
 using accum_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double,
                                    std::conditional_t<std::is_signed_v<compute_t<T>>, int64_t, uint64_t>>;
-
-// Converts to/from the element type through float for the 16-bit types.
-template <typename A, typename T>
-inline A load_as(T v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return static_cast<A>(v.to_float());
-  else return static_cast<A>(v);
-}
-template <typename T, typename A>
-inline T store_as(A v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return from_f32<T>(static_cast<float>(v));
-  else return static_cast<T>(v);
-}
-
-// Copies a float/double/float16/bfloat16 tensor into doubles (small per-channel
-// parameters such as BatchNormalization's scale and statistics).
-inline Result<std::vector<double>> read_as_doubles(const Tensor& t, const std::string& what) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  SDX_RETURN_IF_ERROR(dispatch<SDX_FLOAT_TYPES>(
-                          t.dtype(),
-                          [&](auto tag) -> Status {
-                            using S = typename decltype(tag)::type;
-                            for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = load_as<double>(t.data<S>()[i]);
-                            return Status::ok();
-                          },
-                          what),
-                      "");
-  return v;
-}
 
 // exp(x) for float without a libm call, so loops over it vectorize. Cephes-style:
 // x = n ln2 + r, |r| <= ln2/2, degree-5 polynomial; about 1-2 ulp. Returns 0 below

@@ -1,4 +1,5 @@
 #include "backend/cpu/tensor_copy.h"
+#include "backend/cpu/tensor_values.h"
 
 #include <cstring>
 #include <string>
@@ -46,8 +47,7 @@ Result<Tensor> move_axis(const Tensor& t, int axis, int to) {
   for (int i = 0; i < r; ++i) dims[static_cast<size_t>(i)] = t.shape()[perm[static_cast<size_t>(i)]];
   SDX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(t.dtype(), Shape(dims)), "move_axis");
   // Source strides.
-  std::vector<int64_t> stride(static_cast<size_t>(r), 1);
-  for (int i = r - 2; i >= 0; --i) stride[static_cast<size_t>(i)] = stride[static_cast<size_t>(i + 1)] * t.shape()[i + 1];
+  const std::vector<int64_t> stride = contiguous_strides(t.shape().dims());
   std::vector<int64_t> idx(static_cast<size_t>(r), 0);
   for (int64_t o = 0; o < out.numel(); ++o) {
     int64_t src = 0;

@@ -1,8 +1,8 @@
-// Helpers shared by the tensor-manipulation kernels (tensor_*.cc): reading small
-// integer tensors (shapes, axes, indices), element-size dispatch for ops that only
-// move elements, and the two copy engines most of them reduce to.
+// Helpers shared by the tensor-manipulation kernels (tensor_*.cc): element-size
+// dispatch for ops that only move elements, and the two copy engines most of them
+// reduce to. Reading shape/axes/index inputs is in tensor_values.h.
 //
-//   SDX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, read_int_tensor(ctx.input(1), "axes"), "");
+//   SDX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, read_int64s(ctx.input(1), "axes"), "");
 //   return dispatch_storage(x.dtype(), [&](auto tag) -> Status {
 //     using T = typename decltype(tag)::type;   // uint8_t..uint64_t, Storage128 or std::string
 //     strided_copy(x.data<T>(), 0, in_strides, out_dims, y.data<T>());
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -46,52 +47,6 @@ Status dispatch_storage(DType dtype, F&& fn, const std::string& op) {
     }
   }
   return unimplemented(op + " does not support element type " + dtype_name(dtype));
-}
-
-// Values of an integer tensor (any int dtype) as int64.
-inline Result<std::vector<int64_t>> read_int_tensor(const Tensor& t, const std::string& what) {
-  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
-  Status st = dispatch<SDX_INT_TYPES>(t.dtype(), [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<T, uint64_t>) {
-        if (p[i] > static_cast<uint64_t>(INT64_MAX)) return invalid_argument(what + " value too large");
-      }
-      out[i] = static_cast<int64_t>(p[i]);
-    }
-    return Status::ok();
-  }, what);
-  if (!st.is_ok()) return invalid_argument(what + " must be an integer tensor, got " + t.type_string());
-  return out;
-}
-
-// The single value of a one-element integer tensor.
-inline Result<int64_t> read_int_scalar(const Tensor& t, const std::string& what) {
-  if (t.numel() != 1) return invalid_argument(what + " must hold exactly one value, got " + t.type_string());
-  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> v, read_int_tensor(t, what), "");
-  return v[0];
-}
-
-// The single value of a one-element numeric tensor, as double.
-inline Result<double> read_double_scalar(const Tensor& t, const std::string& what) {
-  if (t.numel() != 1) return invalid_argument(what + " must hold exactly one value, got " + t.type_string());
-  double v = 0;
-  SDX_RETURN_IF_ERROR((dispatch<SDX_NUMERIC_TYPES, bool>(t.dtype(), [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) v = t.data<T>()[0].to_float();
-    else v = static_cast<double>(t.data<T>()[0]);
-    return Status::ok();
-  }, what)), "");
-  return v;
-}
-
-// Row-major strides of dims.
-inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    s[static_cast<size_t>(i)] = s[static_cast<size_t>(i) + 1] * dims[static_cast<size_t>(i) + 1];
-  return s;
 }
 
 // Normalizes a possibly negative index into [0, dim); fails naming `what` when out of range.

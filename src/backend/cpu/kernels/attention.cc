@@ -16,14 +16,12 @@
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::round_as;
-using seq::store_as;
 
 struct AttnDims {
   int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_new = 0, past = 0, kv_len = 0;
@@ -158,8 +156,10 @@ class AttentionKernel final : public backend::Kernel {
     if (ctx.has_input(6)) {
       if (ctx.has_input(4)) return invalid_argument("nonpad_kv_seqlen cannot be combined with past_key/past_value");
       const Tensor& np = ctx.input(6);
-      if (!seq::read_int_values(np, &bias->nonpad) || np.numel() != d.batch)
+      Result<std::vector<int64_t>> nonpad = read_int64s(np, "nonpad_kv_seqlen", IntTypes::kInt32Or64);
+      if (!nonpad.is_ok() || np.numel() != d.batch)
         return invalid_argument("nonpad_kv_seqlen must be an integer tensor of shape [batch]");
+      bias->nonpad = std::move(nonpad).value();
       for (int64_t n : bias->nonpad)
         if (n < 0 || n > L) return invalid_argument("nonpad_kv_seqlen value " + std::to_string(n) + " outside [0, " + std::to_string(L) + "]");
     }
@@ -189,7 +189,7 @@ class AttentionKernel final : public backend::Kernel {
     if (m.dtype() != ctx.input(0).dtype()) return invalid_argument("attn_mask must be bool or the type of Q");
     return dispatch<SDX_FLOAT_TYPES>(m.dtype(), [&](auto tag) -> Status {
       using M = typename decltype(tag)::type;
-      for (int64_t i = 0; i < m.numel(); ++i) bias->mask[static_cast<size_t>(i)] = load_as<M, C>(m.data<M>(), i);
+      for (int64_t i = 0; i < m.numel(); ++i) bias->mask[static_cast<size_t>(i)] = load_as<C>(m.data<M>()[i]);
       return Status::ok();
     }, "attn_mask");
   }
@@ -267,10 +267,10 @@ class AttentionKernel final : public backend::Kernel {
         for (int64_t s = 0; s < Sq; ++s) {
           const int64_t src = d.three_d ? (b * Sq + s) * Hq * Dq + h * Dq : ((b * Hq + h) * Sq + s) * Dq;
           C* dst = qs.data() + ((b * Hq + h) * Sq + s) * Dq;
-          for (int64_t e = 0; e < Dq; ++e) dst[e] = round_as<T, C>(load_as<T, C>(q.data<T>(), src + e) * sqrt_scale);
+          for (int64_t e = 0; e < Dq; ++e) dst[e] = round_as<T, C>(load_as<C>(q.data<T>()[src + e]) * sqrt_scale);
         }
-    for (int64_t i = 0; i < B * Hk * L * Dq; ++i) ks[static_cast<size_t>(i)] = round_as<T, C>(load_as<T, C>(pkd, i) * sqrt_scale);
-    for (int64_t i = 0; i < B * Hk * L * Dv; ++i) vs[static_cast<size_t>(i)] = load_as<T, C>(pvd, i);
+    for (int64_t i = 0; i < B * Hk * L * Dq; ++i) ks[static_cast<size_t>(i)] = round_as<T, C>(load_as<C>(pkd[i]) * sqrt_scale);
+    for (int64_t i = 0; i < B * Hk * L * Dv; ++i) vs[static_cast<size_t>(i)] = load_as<C>(pvd[i]);
 
     Bias<C> bias;
     SDX_RETURN_IF_ERROR(prepare_bias<C>(ctx, d, &bias), "");

@@ -11,14 +11,12 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::round_as;
-using seq::store_as;
 
 class FlexAttentionKernel final : public backend::Kernel {
  public:
@@ -86,7 +84,7 @@ class FlexAttentionKernel final : public backend::Kernel {
             const int64_t ko = ((b * Hk + kh) * S + j) * E;
             C acc = 0;
             for (int64_t e = 0; e < E; ++e)
-              acc += round_as<T, C>(load_as<T, C>(qd, qo + e) * ss) * round_as<T, C>(load_as<T, C>(kd, ko + e) * ss);
+              acc += round_as<T, C>(load_as<C>(qd[qo + e]) * ss) * round_as<T, C>(load_as<C>(kd[ko + e]) * ss);
             sd[((b * Hq + h) * L + i) * S + j] = store_as<CD, C>(round_as<T, C>(acc));
           }
         }
@@ -100,10 +98,10 @@ class FlexAttentionKernel final : public backend::Kernel {
     for (int64_t r = 0; r < B * Hq * L; ++r) {
       const CD* row = in + r * S;
       C mx = -std::numeric_limits<C>::infinity();
-      for (int64_t j = 0; j < S; ++j) mx = std::max(mx, load_as<CD, C>(row, j));
+      for (int64_t j = 0; j < S; ++j) mx = std::max(mx, load_as<C>(row[j]));
       C sum = 0;
       std::vector<C> e(static_cast<size_t>(S));
-      for (int64_t j = 0; j < S; ++j) sum += e[static_cast<size_t>(j)] = round_as<CD, C>(std::exp(load_as<CD, C>(row, j) - mx));
+      for (int64_t j = 0; j < S; ++j) sum += e[static_cast<size_t>(j)] = round_as<CD, C>(std::exp(load_as<C>(row[j]) - mx));
       for (int64_t j = 0; j < S; ++j) pd[r * S + j] = store_as<CD, C>(e[static_cast<size_t>(j)] / round_as<CD, C>(sum));
     }
     if (prob_mod_) {
@@ -120,7 +118,7 @@ class FlexAttentionKernel final : public backend::Kernel {
           T* yo = y.data<T>() + ((b * Hq + h) * L + i) * Ev;
           for (int64_t e = 0; e < Ev; ++e) {
             C acc = 0;
-            for (int64_t j = 0; j < S; ++j) acc += load_as<CD, C>(prow, j) * round_as<CD, C>(load_as<T, C>(vd, ((b * Hk + kh) * S + j) * Ev + e));
+            for (int64_t j = 0; j < S; ++j) acc += load_as<C>(prow[j]) * round_as<CD, C>(load_as<C>(vd[((b * Hk + kh) * S + j) * Ev + e]));
             yo[e] = store_as<T, C>(round_as<CD, C>(acc));
           }
         }

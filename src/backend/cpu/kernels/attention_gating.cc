@@ -4,14 +4,12 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::round_as;
-using seq::store_as;
 
 class SwiGLUKernel final : public backend::Kernel {
  public:
@@ -34,9 +32,9 @@ class SwiGLUKernel final : public backend::Kernel {
       T* yd = y.data<T>();
       const C alpha = static_cast<C>(alpha_);
       for (int64_t i = 0; i < a.numel(); ++i) {
-        const C x = load_as<T, C>(ad, i);
+        const C x = load_as<C>(ad[i]);
         const C sig = round_as<T, C>(C(1) / (C(1) + std::exp(-alpha * x)));
-        yd[i] = store_as<T, C>(round_as<T, C>(x * sig) * load_as<T, C>(bd, i));
+        yd[i] = store_as<T, C>(round_as<T, C>(x * sig) * load_as<C>(bd[i]));
       }
       return Status::ok();
     }, "SwiGLU");

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -36,8 +37,12 @@ class TensorScatterKernel final : public backend::Kernel {
         return invalid_argument("update" + update.shape().to_string() + " does not fit past_cache" + cache.shape().to_string());
     const int64_t B = cache.shape()[0];
     std::vector<int64_t> widx(static_cast<size_t>(B), 0);
-    if (ctx.has_input(2) && (!seq::read_int_values(ctx.input(2), &widx) || static_cast<int64_t>(widx.size()) != B))
-      return invalid_argument("write_indices must be an integer tensor of shape [batch]");
+    if (ctx.has_input(2)) {
+      Result<std::vector<int64_t>> w = read_int64s(ctx.input(2), "write_indices", IntTypes::kInt32Or64);
+      if (!w.is_ok() || static_cast<int64_t>(w.value().size()) != B)
+        return invalid_argument("write_indices must be an integer tensor of shape [batch]");
+      widx = std::move(w).value();
+    }
     const int64_t max_len = cache.shape()[axis], len = update.shape()[axis];
     for (int64_t w : widx)
       if (w < 0 || (!circular_ && w + len > max_len))

@@ -13,13 +13,12 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::store_as;
 
 class LinearAttentionKernel final : public backend::Kernel {
  public:

@@ -6,14 +6,12 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::round_as;
-using seq::store_as;
 
 class RotaryEmbeddingKernel final : public backend::Kernel {
  public:
@@ -51,8 +49,10 @@ class RotaryEmbeddingKernel final : public backend::Kernel {
     std::vector<int64_t> pos;
     const bool has_pos = ctx.has_input(3);
     if (has_pos) {
-      if (!seq::read_int_values(ctx.input(3), &pos) || ctx.input(3).shape() != Shape{B, S})
+      Result<std::vector<int64_t>> p = read_int64s(ctx.input(3), "position_ids", IntTypes::kInt32Or64);
+      if (!p.is_ok() || ctx.input(3).shape() != Shape{B, S})
         return invalid_argument("position_ids must be an integer tensor of shape [batch, seq]");
+      pos = std::move(p).value();
       if (cos.rank() != 2 || sin.shape() != cos.shape() || cos.shape()[1] != half)
         return invalid_argument("with position_ids, cos/sin caches must be [max_position, " + std::to_string(half) + "], got " +
                                 cos.shape().to_string());
@@ -78,8 +78,8 @@ class RotaryEmbeddingKernel final : public backend::Kernel {
             for (int64_t i = 0; i < half; ++i) {
               const int64_t i1 = interleaved_ ? 2 * i : i;
               const int64_t i2 = interleaved_ ? 2 * i + 1 : i + half;
-              const C x1 = load_as<T, C>(xd, base + i1), x2 = load_as<T, C>(xd, base + i2);
-              const C c = load_as<T, C>(cr, i), sn = load_as<T, C>(sr, i);
+              const C x1 = load_as<C>(xd[base + i1]), x2 = load_as<C>(xd[base + i2]);
+              const C c = load_as<C>(cr[i]), sn = load_as<C>(sr[i]);
               yd[base + i1] = store_as<T, C>(round_as<T, C>(c * x1) - round_as<T, C>(sn * x2));
               yd[base + i2] = store_as<T, C>(round_as<T, C>(sn * x1) + round_as<T, C>(c * x2));
             }

@@ -12,6 +12,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

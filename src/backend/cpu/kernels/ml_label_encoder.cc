@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -27,13 +28,6 @@ Tensor vector_tensor(DType dtype, const std::vector<T>& v) {
 template <typename T>
 Tensor scalar_tensor(DType dtype, const T& v) {
   return Tensor::from_values(dtype, Shape{}, &v);
-}
-
-// Float keys compare as double (exact for every float type).
-template <typename T>
-double as_double(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<double>(to_f32(v));
 }
 
 class LabelEncoderKernel final : public backend::Kernel {
@@ -160,7 +154,7 @@ class LabelEncoderKernel final : public backend::Kernel {
         if constexpr (std::is_same_v<K, std::string>) {
           index.strings[pk[i]] = i;
         } else if constexpr (std::is_floating_point_v<compute_t<K>>) {
-          const double k = as_double(pk[i]);
+          const double k = load_as<double>(pk[i]);  // float keys compare as double (exact for every float type)
           if (std::isnan(k)) index.nan = i;
           else index.floats[k] = i;
         } else {
@@ -181,7 +175,7 @@ class LabelEncoderKernel final : public backend::Kernel {
           auto it = index.strings.find(px[i]);
           idx[i] = it == index.strings.end() ? -1 : it->second;
         } else if constexpr (std::is_floating_point_v<compute_t<K>>) {
-          const double k = as_double(px[i]);
+          const double k = load_as<double>(px[i]);
           if (std::isnan(k)) {
             idx[i] = index.nan;
           } else {

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -63,10 +64,10 @@ class RoiAlignKernel final : public backend::Kernel {
           for (int64_t r = 0; r < R; ++r) {
             const int64_t b = bi.dtype() == DType::kInt64 ? bi.data<int64_t>()[r] : bi.data<int32_t>()[r];
             if (b < 0 || b >= N) return out_of_range("batch index " + std::to_string(b) + " is out of range");
-            const double sw = as_double(rp[r * 4 + 0]) * spatial_scale_ - offset;
-            const double sh = as_double(rp[r * 4 + 1]) * spatial_scale_ - offset;
-            const double ew = as_double(rp[r * 4 + 2]) * spatial_scale_ - offset;
-            const double eh = as_double(rp[r * 4 + 3]) * spatial_scale_ - offset;
+            const double sw = load_as<double>(rp[r * 4 + 0]) * spatial_scale_ - offset;
+            const double sh = load_as<double>(rp[r * 4 + 1]) * spatial_scale_ - offset;
+            const double ew = load_as<double>(rp[r * 4 + 2]) * spatial_scale_ - offset;
+            const double eh = load_as<double>(rp[r * 4 + 3]) * spatial_scale_ - offset;
             double rw = ew - sw, rh = eh - sh;
             if (!half_pixel_) {
               rw = std::max(rw, 1.0);
@@ -125,12 +126,12 @@ class RoiAlignKernel final : public backend::Kernel {
                 bool first = true;
                 for (int64_t k = 0; k < gh * gw; ++k, ++s) {
                   if (max_mode_) {
-                    double v = s->w[0] * as_double(plane[s->pos[0]]);
-                    for (int q = 1; q < 4; ++q) v = std::max(v, s->w[q] * as_double(plane[s->pos[q]]));
+                    double v = s->w[0] * load_as<double>(plane[s->pos[0]]);
+                    for (int q = 1; q < 4; ++q) v = std::max(v, s->w[q] * load_as<double>(plane[s->pos[q]]));
                     acc = first ? v : std::max(acc, v);
                     first = false;
                   } else {
-                    for (int q = 0; q < 4; ++q) acc += s->w[q] * as_double(plane[s->pos[q]]);
+                    for (int q = 0; q < 4; ++q) acc += s->w[q] * load_as<double>(plane[s->pos[q]]);
                   }
                 }
                 if (!max_mode_) acc /= static_cast<double>(count);
@@ -182,8 +183,8 @@ class NonMaxSuppressionKernel final : public backend::Kernel {
       has_score_threshold = true;
     }
     const int64_t B = boxes.shape()[0], NB = boxes.shape()[1], NC = scores.shape()[1];
-    SDX_ASSIGN_OR_RETURN(std::vector<double> bx, read_doubles(boxes, "boxes"), "boxes");
-    SDX_ASSIGN_OR_RETURN(std::vector<double> sc, read_doubles(scores, "scores"), "scores");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> bx, read_doubles(boxes, "boxes", RealTypes::kFloat), "boxes");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> sc, read_doubles(scores, "scores", RealTypes::kFloat), "scores");
     // Boxes as (y1, x1, y2, x2) with y1 <= y2, x1 <= x2.
     std::vector<double> corners(bx.size());
     for (int64_t i = 0; i < B * NB; ++i) {
@@ -243,7 +244,7 @@ class NonMaxSuppressionKernel final : public backend::Kernel {
 
  private:
   static Result<double> scalar(const Tensor& t) {
-    SDX_ASSIGN_OR_RETURN(std::vector<double> v, read_doubles(t, "NonMaxSuppression"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> v, read_doubles(t, "NonMaxSuppression", RealTypes::kFloat), "");
     return v[0];
   }
 

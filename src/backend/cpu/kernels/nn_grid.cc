@@ -7,6 +7,7 @@
 
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -43,21 +44,6 @@ void cubic_coeffs(double x, double* c) {
   c[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
 }
 
-// Reads a float tensor as float values.
-Result<std::vector<float>> read_floats(const Tensor& t, const char* what) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  Status s = dispatch<float, double, Float16, BFloat16>(
-      t.dtype(),
-      [&](auto tag) -> Status {
-        using T = typename decltype(tag)::type;
-        for (int64_t i = 0; i < t.numel(); ++i) v[i] = to_f32(t.data<T>()[i]);
-        return Status::ok();
-      },
-      what);
-  if (!s.is_ok()) return s;
-  return v;
-}
-
 class GridSampleKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
@@ -88,7 +74,7 @@ class GridSampleKernel final : public backend::Kernel {
     for (int i = 1; i <= r; ++i) out_dims.push_back(grid.shape()[i]);
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), Shape(out_dims)), "");
     if (y.numel() == 0) return Status::ok();
-    SDX_ASSIGN_OR_RETURN(std::vector<float> g, read_floats(grid, "GridSample grid"), "grid");
+    SDX_ASSIGN_OR_RETURN(std::vector<float> g, read_floats(grid, "GridSample grid", RealTypes::kFloat), "grid");
     const std::vector<int64_t> dims(x.shape().dims().begin() + 2, x.shape().dims().end());
     const int64_t is = x.shape().size_between(2, x.rank());
     const int64_t os = grid.shape().size_between(1, grid.rank() - 1);
@@ -169,7 +155,7 @@ class GridSampleKernel final : public backend::Kernel {
                 const T* xc = xp + (n * C + ch) * is;
                 double acc = 0;
                 for (int64_t c = 0; c < corners; ++c) {
-                  if (corner_index[c] >= 0) acc += corner_weight[c] * as_double(xc[corner_index[c]]);
+                  if (corner_index[c] >= 0) acc += corner_weight[c] * load_as<double>(xc[corner_index[c]]);
                 }
                 T* out = yp + (n * C + ch) * os + o;
                 if constexpr (std::is_same_v<T, double>) *out = acc;
@@ -241,7 +227,7 @@ class AffineGridKernel final : public backend::Kernel {
               for (int row = 0; row < r; ++row) {
                 double acc = 0;
                 for (int col = 0; col <= r; ++col)
-                  acc += as_double(th[(n * r + row) * (r + 1) + col]) * h[col];
+                  acc += load_as<double>(th[(n * r + row) * (r + 1) + col]) * h[col];
                 T* out = yp + (n * points + p) * r + row;
                 if constexpr (std::is_same_v<T, double>) *out = acc;
                 else *out = from_f32<T>(static_cast<float>(acc));

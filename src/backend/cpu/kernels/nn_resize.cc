@@ -12,6 +12,7 @@
 
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -329,12 +330,12 @@ class ResizeKernel final : public backend::Kernel {
     if (!attr_scales_.empty()) {
       sc.assign(attr_scales_.begin(), attr_scales_.end());
     } else if (ctx.has_input(scales_in) && ctx.input(scales_in).numel() > 0) {
-      SDX_ASSIGN_OR_RETURN(sc, read_doubles(ctx.input(scales_in), "scales"), "scales");
+      SDX_ASSIGN_OR_RETURN(sc, read_doubles(ctx.input(scales_in), "scales", RealTypes::kFloat), "scales");
     }
     const bool has_sizes = sizes_in >= 0 && ctx.has_input(sizes_in) && ctx.input(sizes_in).numel() > 0;
     if (sc.empty() == !has_sizes) return invalid_argument("exactly one of scales and sizes must be given");
     if (roi_in >= 0 && ctx.has_input(roi_in) && ctx.input(roi_in).numel() > 0) {
-      SDX_ASSIGN_OR_RETURN(std::vector<double> rv, read_doubles(ctx.input(roi_in), "roi"), "roi");
+      SDX_ASSIGN_OR_RETURN(std::vector<double> rv, read_doubles(ctx.input(roi_in), "roi", RealTypes::kFloat), "roi");
       if (static_cast<int>(rv.size()) != 2 * k) return invalid_argument("roi must have 2 * " + std::to_string(k) + " values");
       for (int i = 0; i < k; ++i) {
         roi[axes[i]] = rv[i];

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -36,10 +37,10 @@ class BatchNormKernel final : public backend::Kernel {
     }
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "BatchNormalization");
     // Per-channel parameters in double.
-    SDX_ASSIGN_OR_RETURN(std::vector<double> scale, read_as_doubles(ctx.input(1), "BatchNormalization scale"), "");
-    SDX_ASSIGN_OR_RETURN(std::vector<double> bias, read_as_doubles(ctx.input(2), "BatchNormalization B"), "");
-    SDX_ASSIGN_OR_RETURN(std::vector<double> mean, read_as_doubles(ctx.input(3), "BatchNormalization input_mean"), "");
-    SDX_ASSIGN_OR_RETURN(std::vector<double> var, read_as_doubles(ctx.input(4), "BatchNormalization input_var"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> scale, read_doubles(ctx.input(1), "BatchNormalization scale", RealTypes::kFloat), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> bias, read_doubles(ctx.input(2), "BatchNormalization B", RealTypes::kFloat), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> mean, read_doubles(ctx.input(3), "BatchNormalization input_mean", RealTypes::kFloat), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<double> var, read_doubles(ctx.input(4), "BatchNormalization input_var", RealTypes::kFloat), "");
     return dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {

@@ -64,7 +64,7 @@ Result<ConvResult> conv_int32(const Tensor& x, const Tensor& w, int32_t x_zp, co
   SDX_ASSIGN_OR_RETURN(r.shape, Shape::make(out_dims), "conv output");
   r.values.assign(static_cast<size_t>(r.shape.numel()), 0);
 
-  std::vector<int32_t> xv = load_as<int32_t>(x), wv = load_as<int32_t>(w);
+  std::vector<int32_t> xv = load_all_as<int32_t>(x), wv = load_all_as<int32_t>(w);
   for (int32_t& v : xv) v -= x_zp;
   const int64_t wsz = w.numel() / std::max<int64_t>(M, 1);
   for (int64_t m = 0; m < M; ++m)
@@ -120,7 +120,7 @@ Result<int32_t> scalar_zero_point(const backend::KernelContext& ctx, int i, cons
   if (z.dtype() != data.dtype())
     return invalid_argument(std::string(name) + " type " + dtype_name(z.dtype()) + " differs from " + dtype_name(data.dtype()));
   if (z.numel() != 1) return invalid_argument(std::string(name) + " must hold one value, has shape " + z.shape().to_string());
-  return load_as<int32_t>(z)[0];
+  return load_all_as<int32_t>(z)[0];
 }
 
 Result<std::vector<int32_t>> weight_zero_point(const backend::KernelContext& ctx, int i, const Tensor& w) {
@@ -129,7 +129,7 @@ Result<std::vector<int32_t>> weight_zero_point(const backend::KernelContext& ctx
   if (z.dtype() != w.dtype())
     return invalid_argument(std::string("w_zero_point type ") + dtype_name(z.dtype()) + " differs from " + dtype_name(w.dtype()));
   if (z.rank() > 1) return invalid_argument("w_zero_point must be a scalar or 1-D, has shape " + z.shape().to_string());
-  return load_as<int32_t>(z);
+  return load_all_as<int32_t>(z);
 }
 
 class ConvIntegerKernel final : public backend::Kernel {
@@ -170,11 +170,11 @@ class QLinearConvKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(std::vector<int32_t> wzp, weight_zero_point(ctx, 5, w), "QLinearConv");
     const DType out_t = ctx.has_input(7) ? ctx.input(7).dtype() : x.dtype();
     if (!is_8bit_int(out_t)) return invalid_argument(std::string("y_zero_point must be int8 or uint8, got ") + dtype_name(out_t));
-    const double yzp = ctx.has_input(7) ? load_as<double>(ctx.input(7)).at(0) : 0.0;
+    const double yzp = ctx.has_input(7) ? load_all_as<double>(ctx.input(7)).at(0) : 0.0;
     SDX_ASSIGN_OR_RETURN(ConvResult r, conv_int32(x, w, xzp, wzp, attrs_), "QLinearConv");
     const int64_t M = w.shape()[0];
-    const std::vector<float> xs = load_as<float>(ctx.input(1)), ws = load_as<float>(ctx.input(4)),
-                             ys = load_as<float>(ctx.input(6));
+    const std::vector<float> xs = load_all_as<float>(ctx.input(1)), ws = load_all_as<float>(ctx.input(4)),
+                             ys = load_all_as<float>(ctx.input(6));
     if (xs.size() != 1 || ys.size() != 1) return invalid_argument("x_scale and y_scale must hold one value");
     if (!(std::isfinite(ys[0]) && ys[0] != 0)) return invalid_argument("y_scale must be finite and non-zero, got " + std::to_string(ys[0]));
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != M)
@@ -184,7 +184,7 @@ class QLinearConvKernel final : public backend::Kernel {
       const Tensor& b = ctx.input(8);
       if (b.dtype() != DType::kInt32 || b.numel() != M)
         return invalid_argument("B must be int32 with one value per output channel, got " + b.type_string());
-      bias = load_as<int32_t>(b);
+      bias = load_all_as<int32_t>(b);
     }
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, r.shape), "QLinearConv output");
     const double lo = out_t == DType::kInt8 ? -128 : 0, hi = out_t == DType::kInt8 ? 127 : 255;

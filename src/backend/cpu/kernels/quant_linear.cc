@@ -157,8 +157,8 @@ class QuantizeLinearKernel final : public backend::Kernel {
 
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, x.shape()), "QuantizeLinear output");
     zero_packed_output(y);
-    const std::vector<double> s = load_as<double>(scale);
-    const std::vector<double> zp = has_zp ? load_as<double>(ctx.input(2)) : std::vector<double>(s.size(), 0.0);
+    const std::vector<double> s = load_all_as<double>(scale);
+    const std::vector<double> zp = has_zp ? load_all_as<double>(ctx.input(2)) : std::vector<double>(s.size(), 0.0);
     const DType div_t = precision_ != DType::kUndefined ? precision_ : promote_float(x.dtype(), scale.dtype());
     const bool round_operands = precision_ != DType::kUndefined;
     const bool int_out = dtype_is_int(out_t);
@@ -236,7 +236,7 @@ class DequantizeLinearKernel final : public backend::Kernel {
       if (z.numel() != scale.numel())
         return invalid_argument("x_zero_point shape " + z.shape().to_string() + " does not match x_scale shape " +
                                 scale.shape().to_string());
-      zp = load_as<double>(z);
+      zp = load_all_as<double>(z);
       if (is_float8(x.dtype()))
         for (int64_t i = 0; i < z.numel(); ++i)
           if (static_cast<const uint8_t*>(z.raw_data())[i] != 0)
@@ -245,7 +245,7 @@ class DequantizeLinearKernel final : public backend::Kernel {
     if (fp_x || !has_zp) zp.assign(static_cast<size_t>(scale.numel()), 0.0);  // onnx ignores float4 zero points
     const DType out_t = output_dtype_ != DType::kUndefined ? output_dtype_ : scale.dtype();
     const DType mul_t = promote_float(DType::kFloat32, scale.dtype());
-    const std::vector<double> s = load_as<double>(scale);
+    const std::vector<double> s = load_all_as<double>(scale);
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, x.shape()), "DequantizeLinear output");
     const int64_t n = x.numel();
     return visit_numeric_dtype(

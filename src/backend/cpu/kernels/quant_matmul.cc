@@ -72,7 +72,7 @@ bool is_8bit_int(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
 template <typename T>
 Result<std::vector<T>> per_line(const Tensor* t, int64_t n, const char* what, const char* line) {
   if (!t) return std::vector<T>(static_cast<size_t>(n), T(0));
-  std::vector<T> v = load_as<T>(*t);
+  std::vector<T> v = load_all_as<T>(*t);
   if (v.size() == 1) return std::vector<T>(static_cast<size_t>(n), v[0]);
   if (t->rank() == 1 && t->numel() == n) return v;
   return invalid_argument(std::string(what) + " of shape " + t->shape().to_string() + " must be a scalar or have one value per " +
@@ -82,7 +82,7 @@ Result<std::vector<T>> per_line(const Tensor* t, int64_t n, const char* what, co
 // C[batch, M, N] = sum_k (A - a_zp[m]) * (B - b_zp[n]) in int32.
 std::vector<int32_t> matmul_int32(const Tensor& a, const Tensor& b, const std::vector<int32_t>& azp,
                                   const std::vector<int32_t>& bzp, const MatMulPlan& p) {
-  const std::vector<int32_t> av = load_as<int32_t>(a), bv = load_as<int32_t>(b);
+  const std::vector<int32_t> av = load_all_as<int32_t>(a), bv = load_all_as<int32_t>(b);
   const size_t batches = p.a_offset.size();
   std::vector<int32_t> c(batches * static_cast<size_t>(p.M * p.N), 0);
   for (size_t bi = 0; bi < batches; ++bi) {
@@ -162,10 +162,10 @@ class QLinearMatMulKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(auto bzp, per_line<int32_t>(optional_input(ctx, 5), p.N, "b_zero_point", "column of B"), "");
     SDX_ASSIGN_OR_RETURN(auto as, per_line<double>(&ctx.input(1), p.M, "a_scale", "row of A"), "");
     SDX_ASSIGN_OR_RETURN(auto bs, per_line<double>(&ctx.input(4), p.N, "b_scale", "column of B"), "");
-    const std::vector<double> ys = load_as<double>(ctx.input(6));
+    const std::vector<double> ys = load_all_as<double>(ctx.input(6));
     if (ys.size() != 1) return invalid_argument("y_scale must hold one value, has shape " + ctx.input(6).shape().to_string());
     if (!(std::isfinite(ys[0]) && ys[0] != 0)) return invalid_argument("y_scale must be finite and non-zero, got " + std::to_string(ys[0]));
-    const double yzp = ctx.has_input(7) ? load_as<double>(ctx.input(7)).at(0) : 0.0;
+    const double yzp = ctx.has_input(7) ? load_all_as<double>(ctx.input(7)).at(0) : 0.0;
     if (ctx.has_input(7) && ctx.input(7).numel() != 1) return invalid_argument("y_zero_point must hold one value");
     const DType st = ctx.input(1).dtype();
     std::vector<double> mult(static_cast<size_t>(p.M * p.N));

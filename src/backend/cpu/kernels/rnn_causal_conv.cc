@@ -9,14 +9,12 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::round_as;
-using seq::store_as;
 
 class CausalConvWithStateKernel final : public backend::Kernel {
  public:
@@ -53,13 +51,13 @@ class CausalConvWithStateKernel final : public backend::Kernel {
         for (int64_t c = 0; c < Ch; ++c) {
           const int64_t bc = b * Ch + c;
           for (int64_t i = 0; i < P; ++i)
-            padded[static_cast<size_t>(i)] = has_state ? load_as<T, C>(ctx.input(3).data<T>(), bc * P + i) : C(0);
-          for (int64_t t = 0; t < L; ++t) padded[static_cast<size_t>(P + t)] = load_as<T, C>(x.data<T>(), bc * L + t);
-          const C bias = has_bias ? load_as<T, C>(ctx.input(2).data<T>(), c) : C(0);
+            padded[static_cast<size_t>(i)] = has_state ? load_as<C>(ctx.input(3).data<T>()[bc * P + i]) : C(0);
+          for (int64_t t = 0; t < L; ++t) padded[static_cast<size_t>(P + t)] = load_as<C>(x.data<T>()[bc * L + t]);
+          const C bias = has_bias ? load_as<C>(ctx.input(2).data<T>()[c]) : C(0);
           const T* wc = w.data<T>() + c * K;
           for (int64_t t = 0; t < L; ++t) {
             C acc = 0;
-            for (int64_t j = 0; j < K; ++j) acc += load_as<T, C>(wc, j) * padded[static_cast<size_t>(t + j)];
+            for (int64_t j = 0; j < K; ++j) acc += load_as<C>(wc[j]) * padded[static_cast<size_t>(t + j)];
             acc = round_as<T, C>(acc + bias);
             if (silu_) acc = acc / (C(1) + std::exp(-acc));
             y.data<T>()[bc * L + t] = store_as<T, C>(acc);

@@ -14,13 +14,12 @@
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
-using seq::load_as;
-using seq::store_as;
 
 // An activation from the RNN activations list, with its alpha/beta.
 struct Activation {
@@ -152,8 +151,10 @@ class RecurrentKernel final : public backend::Kernel {
     }
     std::vector<int64_t> lens(static_cast<size_t>(N), S);
     if (ctx.has_input(4)) {
-      if (!seq::read_int_values(ctx.input(4), &lens) || static_cast<int64_t>(lens.size()) != N)
+      Result<std::vector<int64_t>> l = read_int64s(ctx.input(4), "sequence_lens", IntTypes::kInt32Or64);
+      if (!l.is_ok() || static_cast<int64_t>(l.value().size()) != N)
         return invalid_argument("sequence_lens must be an integer tensor of shape [batch]");
+      lens = std::move(l).value();
       for (int64_t l : lens)
         if (l < 0 || l > S) return out_of_range("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(S) + "]");
     }

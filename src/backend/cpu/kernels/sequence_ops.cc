@@ -1,6 +1,7 @@
 // Sequence operators: SequenceEmpty/Construct/At/Insert/Erase/Length,
 // ConcatFromSequence, SplitToSequence, SequenceMap.
 #include "backend/cpu/tensor_copy.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "core/shape.h"
 
@@ -9,15 +10,8 @@ namespace {
 
 using backend::KernelContext;
 
-Result<int64_t> scalar_index(const Tensor& t, const char* what) {
-  if (t.numel() != 1) return invalid_argument(std::string(what) + " must be a scalar, got " + t.type_string());
-  if (t.dtype() == DType::kInt64) return *t.data<int64_t>();
-  if (t.dtype() == DType::kInt32) return static_cast<int64_t>(*t.data<int32_t>());
-  return invalid_argument(std::string(what) + " must be int32 or int64, got " + t.type_string());
-}
-
 Result<size_t> seq_position(const Tensor& pos, size_t size, bool allow_end) {
-  SDX_ASSIGN_OR_RETURN(int64_t p, scalar_index(pos, "position"), "");
+  SDX_ASSIGN_OR_RETURN(int64_t p, read_int64_scalar(pos, "position", IntTypes::kInt32Or64), "");
   const int64_t n = static_cast<int64_t>(size);
   if (p < -n || p > (allow_end ? n : n - 1))
     return out_of_range("position " + std::to_string(p) + " is out of range for a sequence of length " + std::to_string(n));

@@ -14,6 +14,7 @@
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_fft.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -60,9 +61,9 @@ class DFTKernel final : public backend::Kernel {
       return invalid_argument("input must end in a complex axis of size 1 (real) or 2, got " + x.shape().to_string());
     int64_t axis = axis_;
     if (opset_ >= 20 && ctx.has_input(2)) {
-      double a;
-      if (!seq::read_scalar(ctx.input(2), &a)) return invalid_argument("axis must be a scalar");
-      axis = static_cast<int64_t>(a);
+      Result<double> a = read_double_scalar(ctx.input(2), "axis");
+      if (!a.is_ok()) return invalid_argument("axis must be a scalar");
+      axis = static_cast<int64_t>(a.value());
     }
     if (axis < -r || axis >= r) return invalid_argument("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
     if (axis < 0) axis += r;
@@ -70,9 +71,9 @@ class DFTKernel final : public backend::Kernel {
     const int64_t m = x.shape()[static_cast<int>(axis)];
     int64_t n = inverse_ && onesided_ ? 2 * (m - 1) : m;
     if (ctx.has_input(1)) {
-      double v;
-      if (!seq::read_scalar(ctx.input(1), &v)) return invalid_argument("dft_length must be a scalar");
-      n = static_cast<int64_t>(v);
+      Result<double> v = read_double_scalar(ctx.input(1), "dft_length");
+      if (!v.is_ok()) return invalid_argument("dft_length must be a scalar");
+      n = static_cast<int64_t>(v.value());
     }
     if (n < 1) return invalid_argument("dft_length must be positive, got " + std::to_string(n));
     const bool complex_in = x.shape()[r - 1] == 2;
@@ -103,12 +104,12 @@ class DFTKernel final : public backend::Kernel {
         for (int64_t i = 0; i < inner; ++i) {
           auto load = [&](int64_t t) {
             const int64_t src = ((o * m + t) * inner + i) * cin;
-            return cplx(seq::load_as<T, double>(xd, src), complex_in ? seq::load_as<T, double>(xd, src + 1) : 0.0);
+            return cplx(load_as<double>(xd[src]), complex_in ? load_as<double>(xd[src + 1]) : 0.0);
           };
           auto put = [&](int64_t k, double re, double im) {
             const int64_t dst = ((o * bins + k) * inner + i) * cout;
-            yd[dst] = seq::store_as<T, double>(re);
-            if (cout == 2) yd[dst + 1] = seq::store_as<T, double>(im);
+            yd[dst] = store_as<T, double>(re);
+            if (cout == 2) yd[dst + 1] = store_as<T, double>(im);
           };
           if (!real_out && !complex_in) {
             for (int64_t t = 0; t < n; ++t) buf_d[static_cast<size_t>(t)] = {t < m ? load(t).real() : 0.0, 0.0};
@@ -161,17 +162,17 @@ class STFTKernel final : public backend::Kernel {
     if (x.rank() != 3 || (x.shape()[2] != 1 && x.shape()[2] != 2))
       return invalid_argument("signal must be [batch, length, 1 or 2], got " + x.shape().to_string());
     const int64_t B = x.shape()[0], len = x.shape()[1], cin = x.shape()[2];
-    double step_d;
-    if (!seq::read_scalar(ctx.input(1), &step_d) || step_d < 1) return invalid_argument("frame_step must be a positive scalar");
-    const int64_t step = static_cast<int64_t>(step_d);
+    Result<double> step_d = read_double_scalar(ctx.input(1), "frame_step");
+    if (!step_d.is_ok() || step_d.value() < 1) return invalid_argument("frame_step must be a positive scalar");
+    const int64_t step = static_cast<int64_t>(step_d.value());
     const bool has_window = ctx.has_input(2);
     int64_t flen = has_window ? ctx.input(2).numel() : len;
     if (has_window && ctx.input(2).rank() != 1) return invalid_argument("window must be 1-D");
     if (ctx.has_input(3)) {
-      double fl;
-      if (!seq::read_scalar(ctx.input(3), &fl)) return invalid_argument("frame_length must be a scalar");
-      if (has_window && static_cast<int64_t>(fl) != flen) return invalid_argument("frame_length differs from the window length");
-      flen = static_cast<int64_t>(fl);
+      Result<double> fl = read_double_scalar(ctx.input(3), "frame_length");
+      if (!fl.is_ok()) return invalid_argument("frame_length must be a scalar");
+      if (has_window && static_cast<int64_t>(fl.value()) != flen) return invalid_argument("frame_length differs from the window length");
+      flen = static_cast<int64_t>(fl.value());
     }
     if (flen < 1 || flen > len) return invalid_argument("frame_length " + std::to_string(flen) + " must be in [1, signal length]");
     if (cin == 2 && onesided_) return invalid_argument("onesided STFT needs a real signal");
@@ -182,7 +183,7 @@ class STFTKernel final : public backend::Kernel {
     if (has_window) {
       SDX_RETURN_IF_ERROR((dispatch<SDX_FLOAT_TYPES>(ctx.input(2).dtype(), [&](auto tag) -> Status {
         using W = typename decltype(tag)::type;
-        for (int64_t i = 0; i < flen; ++i) window[static_cast<size_t>(i)] = seq::load_as<W, double>(ctx.input(2).data<W>(), i);
+        for (int64_t i = 0; i < flen; ++i) window[static_cast<size_t>(i)] = load_as<double>(ctx.input(2).data<W>()[i]);
         return Status::ok();
       }, "STFT window")), "");
     }
@@ -198,13 +199,13 @@ class STFTKernel final : public backend::Kernel {
           for (int64_t t = 0; t < flen; ++t) {
             const int64_t src = (b * len + f * step + t) * cin;
             const C wt = static_cast<C>(window[static_cast<size_t>(t)]);
-            frame[static_cast<size_t>(t)] = {seq::load_as<T, C>(xd, src) * wt, cin == 2 ? seq::load_as<T, C>(xd, src + 1) * wt : C(0)};
+            frame[static_cast<size_t>(t)] = {load_as<C>(xd[src]) * wt, cin == 2 ? load_as<C>(xd[src + 1]) * wt : C(0)};
           }
           plan.run(frame.data(), true, C(1));
           for (int64_t k = 0; k < bins; ++k) {
             T* o = yd + ((b * frames + f) * bins + k) * 2;
-            o[0] = seq::store_as<T, C>(frame[static_cast<size_t>(k)].r);
-            o[1] = seq::store_as<T, C>(frame[static_cast<size_t>(k)].i);
+            o[0] = store_as<T, C>(frame[static_cast<size_t>(k)].r);
+            o[1] = store_as<T, C>(frame[static_cast<size_t>(k)].i);
           }
         }
       return Status::ok();

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/seq_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -18,7 +19,7 @@ Status emit(backend::KernelContext& ctx, DType dtype, const Shape& shape, const 
   SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dtype, shape), "");
   return dispatch<SDX_NUMERIC_TYPES>(dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    for (size_t i = 0; i < values.size(); ++i) y.data<T>()[i] = seq::store_as<T, double>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) y.data<T>()[i] = store_as<T, double>(values[i]);
     return Status::ok();
   }, ctx.node().op_type());
 }
@@ -42,9 +43,9 @@ class WindowKernel final : public backend::Kernel {
   }
 
   Status run(backend::KernelContext& ctx) const override {
-    double sz;
-    if (!seq::read_scalar(ctx.input(0), &sz) || sz < 0) return invalid_argument("size must be a nonnegative scalar");
-    const int64_t n = static_cast<int64_t>(sz);
+    Result<double> sz = read_double_scalar(ctx.input(0), "size");
+    if (!sz.is_ok() || sz.value() < 0) return invalid_argument("size must be a nonnegative scalar");
+    const int64_t n = static_cast<int64_t>(sz.value());
     const double denom = static_cast<double>(periodic_ ? n : n - 1);
     std::vector<double> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
@@ -87,10 +88,13 @@ class MelWeightMatrixKernel final : public backend::Kernel {
   }
 
   Status run(backend::KernelContext& ctx) const override {
-    double mel_bins_d, dft_len_d, rate_d, lower, upper;
-    if (!seq::read_scalar(ctx.input(0), &mel_bins_d) || !seq::read_scalar(ctx.input(1), &dft_len_d) ||
-        !seq::read_scalar(ctx.input(2), &rate_d) || !seq::read_scalar(ctx.input(3), &lower) || !seq::read_scalar(ctx.input(4), &upper))
-      return invalid_argument("all inputs must be scalars");
+    double v[5];
+    for (int i = 0; i < 5; ++i) {
+      Result<double> r = read_double_scalar(ctx.input(i), "input " + std::to_string(i));
+      if (!r.is_ok()) return invalid_argument("all inputs must be scalars");
+      v[i] = r.value();
+    }
+    const double mel_bins_d = v[0], dft_len_d = v[1], rate_d = v[2], lower = v[3], upper = v[4];
     const int64_t mel_bins = static_cast<int64_t>(mel_bins_d), dft_len = static_cast<int64_t>(dft_len_d), rate = static_cast<int64_t>(rate_d);
     if (mel_bins < 1 || dft_len < 1 || rate < 1) return invalid_argument("num_mel_bins, dft_length and sample_rate must be positive");
     if (lower < 0 || upper <= lower) return invalid_argument("need 0 <= lower_edge_hertz < upper_edge_hertz");

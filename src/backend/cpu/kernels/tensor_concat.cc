@@ -4,6 +4,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -88,7 +89,7 @@ class SplitKernel final : public backend::Kernel {
     const int nout = ctx.num_outputs();
     std::vector<int64_t> sizes;
     if (ctx.num_inputs() > 1 && ctx.has_input(1)) {
-      SDX_ASSIGN_OR_RETURN(sizes, read_int_tensor(ctx.input(1), "Split split"), "");
+      SDX_ASSIGN_OR_RETURN(sizes, read_int64s(ctx.input(1), "Split split"), "");
     } else if (has_split_attr_) {
       sizes = split_attr_;
     } else if (num_outputs_ > 0) {
@@ -154,7 +155,7 @@ Status strided_output(KernelContext& ctx, const Tensor& x, const std::vector<int
 // ---- Tile: output viewed as [r0, d0, r1, d1, ...] reads x with stride 0 over the repeats.
 Status tile_run(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> reps, read_int_tensor(ctx.input(1), "Tile repeats"), "");
+  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> reps, read_int64s(ctx.input(1), "Tile repeats"), "");
   const int r = x.rank();
   if (static_cast<int>(reps.size()) != r)
     return invalid_argument("Tile repeats has " + std::to_string(reps.size()) + " values for rank " + std::to_string(r));
@@ -178,7 +179,7 @@ const backend::KernelRegistrar kTile({"Tile", "", 6, backend::kAnyOpset, backend
 // ---- Expand: bidirectional broadcast of x with the given shape.
 Status expand_run(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, read_int_tensor(ctx.input(1), "Expand shape"), "");
+  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, read_int64s(ctx.input(1), "Expand shape"), "");
   SDX_ASSIGN_OR_RETURN(Shape target, make_shape(dims, "Expand shape"), "");
   SDX_ASSIGN_OR_RETURN(Shape out_shape, broadcast_shapes(x.shape(), target), "Expand");
   const int r = out_shape.rank(), xr = x.rank();

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -81,7 +82,7 @@ class ConstantOfShapeKernel final : public backend::Kernel {
     return Status::ok();
   }
   Status run(KernelContext& ctx) const override {
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, read_int_tensor(ctx.input(0), "ConstantOfShape input"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, read_int64s(ctx.input(0), "ConstantOfShape input"), "");
     if (ctx.input(0).rank() > 1) return invalid_argument("ConstantOfShape input must be 1-D");
     SDX_ASSIGN_OR_RETURN(Shape shape, make_shape(dims, "ConstantOfShape input"), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, value_.dtype(), shape), "");
@@ -229,13 +230,13 @@ class DropoutKernel final : public backend::Kernel {
     const Tensor& x = ctx.input(0);
     bool training = training_attr_;
     if (opset_ >= 12 && ctx.has_input(2)) {
-      SDX_ASSIGN_OR_RETURN(double t, read_double_scalar(ctx.input(2), "Dropout training_mode"), "");
+      SDX_ASSIGN_OR_RETURN(double t, read_double_scalar(ctx.input(2), "Dropout training_mode", RealTypes::kNumericOrBool), "");
       training = t != 0;
     }
     if (training) {
       double ratio = 0.5;
       if (opset_ >= 12 && ctx.has_input(1)) {
-        SDX_ASSIGN_OR_RETURN(ratio, read_double_scalar(ctx.input(1), "Dropout ratio"), "");
+        SDX_ASSIGN_OR_RETURN(ratio, read_double_scalar(ctx.input(1), "Dropout ratio", RealTypes::kNumericOrBool), "");
       }
       if (ratio != 0) return unimplemented("Dropout in training mode is not supported");
     }

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -15,9 +16,7 @@ using backend::KernelContext;
 
 // Indices as int64, normalized into [0, dim).
 Result<std::vector<int64_t>> read_indices(const Tensor& t, int64_t dim, const std::string& op) {
-  if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)
-    return invalid_argument(op + " indices must be int32 or int64, got " + t.type_string());
-  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int_tensor(t, op + " indices"), "");
+  SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int64s(t, op + " indices", IntTypes::kInt32Or64), "");
   for (int64_t& i : idx) SDX_RETURN_IF_ERROR(normalize_index(i, dim, (op + " indices").c_str()), "");
   return idx;
 }
@@ -126,7 +125,7 @@ class GatherNDKernel final : public backend::Kernel {
                                 ind.shape().to_string() + " differ");
     if (ind.dtype() != DType::kInt32 && ind.dtype() != DType::kInt64)
       return invalid_argument("GatherND indices must be int32 or int64");
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int_tensor(ind, "GatherND indices"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int64s(ind, "GatherND indices"), "");
     std::vector<int64_t> out_dims(ind.shape().dims().begin(), ind.shape().dims().end() - 1);
     for (int d = b + static_cast<int>(k); d < r; ++d) out_dims.push_back(x.shape()[d]);
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), Shape(out_dims)), "");

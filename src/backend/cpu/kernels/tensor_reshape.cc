@@ -5,6 +5,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -30,7 +31,7 @@ class ReshapeKernel final : public backend::Kernel {
     std::vector<int64_t> spec = attr_shape_;
     if (!use_attr_) {
       if (!ctx.has_input(1)) return invalid_argument("Reshape needs a shape input");
-      SDX_ASSIGN_OR_RETURN(spec, read_int_tensor(ctx.input(1), "Reshape shape"), "");
+      SDX_ASSIGN_OR_RETURN(spec, read_int64s(ctx.input(1), "Reshape shape"), "");
     }
     std::vector<int64_t> dims(spec.size());
     int infer_at = -1;
@@ -115,7 +116,7 @@ struct AxesSource {
     if (from_input) {
       present = ctx.has_input(1);
       if (!present) return std::vector<int64_t>{};
-      return read_int_tensor(ctx.input(1), std::string(ctx.node().op_type()) + " axes");
+      return read_int64s(ctx.input(1), std::string(ctx.node().op_type()) + " axes");
     }
     present = given;
     return attr;

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -24,7 +25,7 @@ class CumulativeKernel final : public backend::Kernel {
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const char* op = kProduct ? "CumProd" : "CumSum";
-    SDX_ASSIGN_OR_RETURN(int64_t axis, read_int_scalar(ctx.input(1), std::string(op) + " axis"), "");
+    SDX_ASSIGN_OR_RETURN(int64_t axis, read_int64_scalar(ctx.input(1), std::string(op) + " axis"), "");
     const int r = x.rank();
     if (r == 0) return invalid_argument(std::string(op) + " input must have rank >= 1");
     SDX_ASSIGN_OR_RETURN(int ax, normalize_axis(axis, r), std::string(op) + " axis");
@@ -78,7 +79,7 @@ class ReverseSequenceKernel final : public backend::Kernel {
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("ReverseSequence input must have rank >= 2, got " + x.type_string());
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> lens, read_int_tensor(ctx.input(1), "ReverseSequence sequence_lens"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> lens, read_int64s(ctx.input(1), "ReverseSequence sequence_lens"), "");
     const int64_t d0 = x.shape()[0], d1 = x.shape()[1], inner = x.shape().size_between(2, x.rank());
     const int64_t batch = batch_axis_ == 0 ? d0 : d1, time = time_axis_ == 0 ? d0 : d1;
     if (static_cast<int64_t>(lens.size()) != batch)
@@ -122,7 +123,7 @@ class TriluKernel final : public backend::Kernel {
     if (x.rank() < 2) return invalid_argument("Trilu input must have rank >= 2, got " + x.type_string());
     int64_t k = 0;
     if (ctx.num_inputs() > 1 && ctx.has_input(1)) {
-      SDX_ASSIGN_OR_RETURN(k, read_int_scalar(ctx.input(1), "Trilu k"), "");
+      SDX_ASSIGN_OR_RETURN(k, read_int64_scalar(ctx.input(1), "Trilu k"), "");
     }
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
     const int64_t rows = x.shape()[x.rank() - 2], cols = x.shape()[x.rank() - 1];
@@ -158,8 +159,8 @@ class Col2ImKernel final : public backend::Kernel {
   }
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> image, read_int_tensor(ctx.input(1), "Col2Im image_shape"), "");
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> block, read_int_tensor(ctx.input(2), "Col2Im block_shape"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> image, read_int64s(ctx.input(1), "Col2Im image_shape"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> block, read_int64s(ctx.input(2), "Col2Im block_shape"), "");
     const size_t nd = image.size();
     if (nd == 0 || block.size() != nd) return invalid_argument("Col2Im image_shape and block_shape must have equal length >= 1");
     std::vector<int64_t> dil = dilations_.empty() ? std::vector<int64_t>(nd, 1) : dilations_;

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -96,7 +97,7 @@ class ScatterElementsKernel final : public backend::Kernel {
       if (d != ax && ind.shape()[d] > x.shape()[d])
         return invalid_argument(op + " indices shape " + ind.shape().to_string() + " exceeds data shape " +
                                 x.shape().to_string());
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int_tensor(ind, op + " indices"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int64s(ind, op + " indices"), "");
     for (int64_t& i : idx) SDX_RETURN_IF_ERROR(normalize_index(i, x.shape()[ax], op.c_str()), "");
     std::vector<int64_t> strides = contiguous_strides(x.shape().dims());
     const int64_t axis_stride = strides[static_cast<size_t>(ax)];
@@ -138,7 +139,7 @@ class ScatterNDKernel final : public backend::Kernel {
     for (int d = static_cast<int>(k); d < r; ++d) want.push_back(x.shape()[d]);
     if (upd.shape().dims() != want)
       return invalid_argument("ScatterND updates shape " + upd.shape().to_string() + " should be " + dims_to_string(want));
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int_tensor(ind, "ScatterND indices"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int64s(ind, "ScatterND indices"), "");
     const int64_t tuples = ind.shape().size_between(0, q - 1);
     const int64_t slice = x.shape().size_between(static_cast<int>(k), r);
     std::vector<int64_t> strides = contiguous_strides(x.shape().dims());

@@ -3,6 +3,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -33,14 +34,14 @@ class SliceKernel final : public backend::Kernel {
     bool has_axes = has_axes_;
     if (!from_attrs_) {
       if (!ctx.has_input(1) || !ctx.has_input(2)) return invalid_argument("Slice needs starts and ends inputs");
-      SDX_ASSIGN_OR_RETURN(starts, read_int_tensor(ctx.input(1), "Slice starts"), "");
-      SDX_ASSIGN_OR_RETURN(ends, read_int_tensor(ctx.input(2), "Slice ends"), "");
+      SDX_ASSIGN_OR_RETURN(starts, read_int64s(ctx.input(1), "Slice starts"), "");
+      SDX_ASSIGN_OR_RETURN(ends, read_int64s(ctx.input(2), "Slice ends"), "");
       has_axes = ctx.has_input(3);
       if (has_axes) {
-        SDX_ASSIGN_OR_RETURN(axes, read_int_tensor(ctx.input(3), "Slice axes"), "");
+        SDX_ASSIGN_OR_RETURN(axes, read_int64s(ctx.input(3), "Slice axes"), "");
       }
       if (ctx.has_input(4)) {
-        SDX_ASSIGN_OR_RETURN(steps, read_int_tensor(ctx.input(4), "Slice steps"), "");
+        SDX_ASSIGN_OR_RETURN(steps, read_int64s(ctx.input(4), "Slice steps"), "");
       }
     }
     const size_t n = starts.size();
@@ -190,7 +191,7 @@ class PadKernel final : public backend::Kernel {
         return Status::ok();
       }, "Pad")), "");
     } else {
-      SDX_ASSIGN_OR_RETURN(pads, read_int_tensor(ctx.input(1), "Pad pads"), "");
+      SDX_ASSIGN_OR_RETURN(pads, read_int64s(ctx.input(1), "Pad pads"), "");
       if (ctx.has_input(2)) {
         const Tensor& cv = ctx.input(2);
         if (cv.dtype() != x.dtype() || cv.numel() != 1)
@@ -198,7 +199,7 @@ class PadKernel final : public backend::Kernel {
         fill = cv;
       }
       if (ctx.has_input(3)) {
-        SDX_ASSIGN_OR_RETURN(axes, read_int_tensor(ctx.input(3), "Pad axes"), "");
+        SDX_ASSIGN_OR_RETURN(axes, read_int64s(ctx.input(3), "Pad axes"), "");
       }
     }
     if (axes.empty()) {
@@ -275,7 +276,7 @@ class CenterCropPadKernel final : public backend::Kernel {
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int r = x.rank();
-    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, read_int_tensor(ctx.input(1), "CenterCropPad shape"), "");
+    SDX_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, read_int64s(ctx.input(1), "CenterCropPad shape"), "");
     std::vector<int64_t> axes = axes_;
     if (axes.empty())
       for (int i = 0; i < r; ++i) axes.push_back(i);

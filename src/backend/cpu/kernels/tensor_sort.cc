@@ -6,6 +6,7 @@
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -49,7 +50,7 @@ class TopKKernel final : public backend::Kernel {
     int64_t k = k_attr_;
     if (k < 0) {
       if (!ctx.has_input(1)) return invalid_argument("TopK needs a K input");
-      SDX_ASSIGN_OR_RETURN(k, read_int_scalar(ctx.input(1), "TopK K"), "");
+      SDX_ASSIGN_OR_RETURN(k, read_int64_scalar(ctx.input(1), "TopK K"), "");
     }
     const int r = x.rank();
     if (r == 0) return invalid_argument("TopK input must have rank >= 1");
