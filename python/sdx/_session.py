@@ -79,12 +79,18 @@ class SessionOptions:
         self.inter_op_num_threads = 0
         self.log_severity_level = 2
         self.graph_optimization_level = None  # accepted for compatibility
+        # "AUTO": warm up, then run with memory planned per input-shape signature; "SLOT_BY_SLOT":
+        # allocate every intermediate afresh on each run.
+        self.execution_mode = "AUTO"
+        self.warmup_runs = 1  # runs per input-shape signature that record shapes before memory is frozen
 
     def _to_dict(self) -> dict:
         return {
             "intra_op_num_threads": int(self.intra_op_num_threads),
             # onnxruntime: 0 verbose .. 4 fatal; sdx: 0 errors .. 3 verbose
             "log_level": max(0, 3 - int(self.log_severity_level)),
+            "execution_mode": str(self.execution_mode).upper(),
+            "warmup_runs": int(self.warmup_runs),
         }
 
 

@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -137,6 +138,13 @@ class PySession {
     runtime::SessionOptions opts;
     if (options.contains("intra_op_num_threads")) opts.intra_op_num_threads = nb::cast<int>(options["intra_op_num_threads"]);
     if (options.contains("log_level")) opts.log_level = nb::cast<int>(options["log_level"]);
+    if (options.contains("warmup_runs")) opts.warmup_runs = std::max(1, nb::cast<int>(options["warmup_runs"]));
+    if (options.contains("execution_mode")) {
+      std::string mode = nb::cast<std::string>(options["execution_mode"]);
+      if (mode == "SLOT_BY_SLOT") opts.execution_mode = runtime::ExecutionMode::kSlotBySlot;
+      else if (mode == "AUTO") opts.execution_mode = runtime::ExecutionMode::kAuto;
+      else raise(invalid_argument("execution_mode must be AUTO or SLOT_BY_SLOT, got '" + mode + "'"));
+    }
     if (nb::isinstance<nb::bytes>(model)) {
       nb::bytes b = nb::cast<nb::bytes>(model);
       std::string bytes(static_cast<const char*>(b.data()), b.size());

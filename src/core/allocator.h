@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sdx {
 
@@ -19,5 +20,9 @@ class Allocator {
 inline constexpr size_t kTensorAlignment = 64;
 
 Allocator* cpu_allocator();
+
+// Successful cpu_allocator() allocations since start (a statistic for tests and
+// reports; counted with relaxed atomics: it publishes nothing).
+uint64_t cpu_allocation_count();
 
 }  // namespace sdx

@@ -36,6 +36,14 @@ class InterpreterContext final : public backend::KernelContext {
   bool wants_output(int i) const override { return node_.output(i) != nullptr; }
 
   Result<Tensor> allocate_output(int i, DType dtype, const Shape& shape) override {
+    const ir::Value* v = node_.output(i);
+    if (v && frame_.planned) {
+      const Tensor& p = (*frame_.planned)[static_cast<size_t>(v->index())];
+      if (p.defined() && p.dtype() == dtype && p.shape() == shape) {
+        frame_.slots[static_cast<size_t>(v->index())] = Datum::tensor(p);
+        return p;
+      }
+    }
     SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), where() + " output " + std::to_string(i));
     SDX_RETURN_IF_ERROR(set_output(i, t), "");
     return t;
@@ -63,7 +71,8 @@ class InterpreterContext final : public backend::KernelContext {
 
 Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported) {
   graph_ = &graph;
-  SDX_ASSIGN_OR_RETURN(plan::Plan plan, plan::compile(graph, graph.outputs()), "planning graph '" + graph.name() + "'");
+  SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs()), "planning graph '" + graph.name() + "'");
+  const plan::Plan& plan = plan_;
   for (const plan::Step& step : plan.steps()) {
     const ir::Node* n = step.node;
     order_.push_back(n);

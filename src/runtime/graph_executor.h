@@ -16,6 +16,7 @@
 #include "backend/kernel.h"
 #include "core/datum.h"
 #include "ir/graph.h"
+#include "plan/plan.h"
 
 namespace sdx::runtime {
 
@@ -36,6 +37,9 @@ struct Frame {
   const Frame* parent;
   std::vector<Datum> slots;
   StepObserver* observer = nullptr;  // not inherited by subgraph frames
+  // Memory frozen for this input-shape signature, by value index (top-level frame only):
+  // a kernel asking for an output of exactly this type and shape gets this tensor.
+  const std::vector<Tensor>* planned = nullptr;
 
   // The slot holding v, searching enclosing frames for outer-scope values.
   const Datum& lookup(const ir::Value* v) const;
@@ -54,9 +58,12 @@ class GraphExecutor {
   Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, const Frame& parent, std::vector<Datum> inputs) const;
 
   const ir::Graph* graph() const { return graph_; }
+  // The plan this executor runs (steps are in this plan's order).
+  const plan::Plan& plan() const { return plan_; }
 
  private:
   const ir::Graph* graph_ = nullptr;
+  plan::Plan plan_;
   std::vector<const ir::Node*> order_;
   std::vector<std::unique_ptr<backend::Kernel>> kernels_;
   // release_at_step_[i]: values owned by this graph whose last reader is step i.

@@ -3,48 +3,10 @@
 #include <cstdio>
 
 #include "plan/plan.h"
+#include "runtime/context.h"
 
 namespace sdx::runtime {
 namespace {
-
-// Records, per top-level step, the tensors its outputs hold and whether they alias an input.
-class ShapeRecorder final : public StepObserver {
- public:
-  ShapeRecorder(const plan::Plan& plan, std::vector<SlotReport>& rows) : plan_(plan), rows_(rows) {}
-
-  void on_step(int step, const ir::Node& node, const Frame& frame) override {
-    const plan::Step& st = plan_.steps()[static_cast<size_t>(step)];
-    std::vector<const void*> input_buffers;
-    for (const ir::Value* in : node.inputs()) {
-      if (!in) continue;
-      const Datum& d = frame.lookup(in);
-      if (d.is_tensor() && d.as_tensor().buffer()) input_buffers.push_back(d.as_tensor().buffer().get());
-    }
-    for (size_t o = 0; o < st.outputs.size(); ++o) {
-      const int slot = st.outputs[o];
-      if (slot < 0) continue;
-      const Datum& d = frame.lookup(node.output(static_cast<int>(o)));
-      SlotReport& row = rows_[static_cast<size_t>(slot)];
-      if (!d.is_tensor()) continue;
-      const Tensor& t = d.as_tensor();
-      row.type = t.type_string();
-      row.bytes = static_cast<int64_t>(t.nbytes());
-      for (const void* b : input_buffers) row.view |= t.buffer().get() == b;
-      if (row.view) {
-        // The aliased input must outlive the view: keep both out of the shared memory.
-        for (const ir::Value* in : node.inputs()) {
-          const int s = plan_.slot_of(in);
-          if (s >= 0 && frame.lookup(in).is_tensor() && frame.lookup(in).as_tensor().buffer() == t.buffer())
-            rows_[static_cast<size_t>(s)].view = true;
-        }
-      }
-    }
-  }
-
- private:
-  const plan::Plan& plan_;
-  std::vector<SlotReport>& rows_;
-};
 
 std::string human_bytes(int64_t b) {
   char buf[32];
@@ -90,19 +52,19 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
       info.slots[static_cast<size_t>(s)].bytes = static_cast<int64_t>(d.as_tensor().nbytes());
     }
   }
-  ShapeRecorder recorder(p, info.slots);
+  ShapeRecorder recorder(p);
   SDX_RETURN_IF_ERROR(session.run(feeds, {}, &recorder).status(), "warmup run");
-
-  // Intermediates are planned; requested outputs and views are excluded (they get their own memory).
-  std::vector<plan::BufferRequest> requests;
-  std::vector<int> request_slot;
   for (size_t i = 0; i < p.slots().size(); ++i) {
-    const plan::Slot& s = p.slots()[i];
-    if (s.kind != plan::SlotKind::kIntermediate) continue;
-    const SlotReport& row = info.slots[i];
-    requests.push_back({row.bytes, s.first, s.last, s.requested_output || row.view});
-    request_slot.push_back(static_cast<int>(i));
+    const RecordedSlot& r = recorder.slots()[i];
+    SlotReport& row = info.slots[i];
+    row.view = r.shared;
+    if (!r.seen) continue;
+    row.type = std::string(dtype_name(r.dtype)) + r.shape.to_string();
+    row.bytes = static_cast<int64_t>(dtype_storage_bytes(r.dtype, r.shape.numel()));
   }
+  // The same selection the executor freezes with: requested outputs, shared memory and gaps are excluded.
+  std::vector<int> request_slot;
+  std::vector<plan::BufferRequest> requests = planning_requests(p, recorder.slots(), &request_slot);
   SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
   for (size_t r = 0; r < requests.size(); ++r) {
     SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];

@@ -136,11 +136,59 @@ Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string,
       wanted.push_back(found);
     }
   }
-  SDX_RETURN_IF_ERROR(executor_.run(frame), "");
+  // Planned memory, unless the caller observes the run itself or a feed is not a plain tensor.
+  std::unique_ptr<Context> ctx;
+  Context::Entry* entry = nullptr;
+  if (options_.execution_mode == ExecutionMode::kAuto && !observer) {
+    ShapeSignature sig;
+    bool plannable = true;
+    for (const ir::Value* in : g.inputs()) {
+      const Datum& d = frame.slots[static_cast<size_t>(in->index())];
+      if (d.is_tensor()) sig.emplace_back(d.as_tensor().dtype(), d.as_tensor().shape());
+      else if (!d.is_empty() || !in->is_initializer()) plannable = false;
+    }
+    if (plannable) {
+      ctx = acquire_context();
+      entry = &ctx->entry_for(sig, executor_.plan());
+      if (entry->phase == PlanPhase::kShapesFrozen) frame.planned = &entry->planned;
+      else frame.observer = entry->recorder.get();
+    }
+  }
+  Status status = executor_.run(frame);
+  if (status.is_ok() && entry && entry->phase == PlanPhase::kWarmup && ++entry->warmup_runs >= options_.warmup_runs)
+    status = ctx->freeze(*entry, executor_.plan());
   std::vector<Datum> out;
-  out.reserve(wanted.size());
-  for (const ir::Value* v : wanted) out.push_back(frame.lookup(v));
+  if (status.is_ok()) {
+    out.reserve(wanted.size());
+    for (const ir::Value* v : wanted) {
+      // Never hand out planned memory (reused by the next run) or the caller's own input buffers.
+      Datum d = frame.lookup(v);
+      if (d.is_tensor() && d.as_tensor().buffer() && d.as_tensor().buffer()->borrowed()) {
+        auto copy = d.as_tensor().clone();
+        if (!copy.is_ok()) status = copy.status();
+        else d = Datum::tensor(std::move(copy).value());
+      }
+      out.push_back(std::move(d));
+    }
+  }
+  // Intermediates must not outlive the context that owns their memory.
+  frame.slots.clear();
+  if (ctx) release_context(std::move(ctx));
+  if (!status.is_ok()) return status;
   return out;
+}
+
+std::unique_ptr<Context> Session::acquire_context() const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  if (pool_.empty()) return std::make_unique<Context>();
+  std::unique_ptr<Context> ctx = std::move(pool_.back());
+  pool_.pop_back();
+  return ctx;
+}
+
+void Session::release_context(std::unique_ptr<Context> ctx) const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.push_back(std::move(ctx));
 }
 
 }  // namespace sdx::runtime

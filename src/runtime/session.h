@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/datum.h"
 #include "core/status.h"
 #include "ir/graph.h"
+#include "runtime/context.h"
 #include "runtime/graph_executor.h"
 #include "runtime/session_options.h"
 
@@ -49,10 +51,17 @@ class Session {
   Status init();
   Status check_feed(const ValueInfo& info, const Datum& d) const;
 
+  std::unique_ptr<Context> acquire_context() const;
+  void release_context(std::unique_ptr<Context> ctx) const;
+
   ir::Model model_;
   SessionOptions options_;
   std::vector<ValueInfo> inputs_, outputs_;
   GraphExecutor executor_;
+  // Idle per-caller contexts. A caller takes one for the duration of run() and gives it
+  // back; the mutex guards only this list, never a run.
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<std::unique_ptr<Context>> pool_;
 };
 
 // Describes nodes with no kernel as one message: "3 unsupported operators: Foo (opset 13) at nodes 'a', 'b'; ...".

@@ -159,17 +159,32 @@ CaseResult run_conformance_case(const std::string& case_dir, double rtol, double
       if (!v.is_ok()) return finish(CaseResult::kFailed, "reading " + p.string() + ": " + v.status().to_string());
       feeds.emplace_back(in->name(), std::move(v).value());
     }
-    auto outs = (*session)->run(feeds);
-    if (!outs.is_ok()) {
-      const Status& s = outs.status();
-      return finish(s.code() == StatusCode::kUnimplemented ? CaseResult::kSkipped : CaseResult::kFailed, "run: " + s.to_string());
-    }
-    for (size_t i = 0; i < graph.outputs().size(); ++i) {
-      fs::path p = ds / ("output_" + std::to_string(i) + ".pb");
-      auto ref = read_value(p, graph.outputs()[i]->type());
-      if (!ref.is_ok()) return finish(CaseResult::kFailed, "reading " + p.string() + ": " + ref.status().to_string());
-      Status s = compare_datum(outs.value()[i], ref.value(), rtol, atol);
-      if (!s.is_ok()) return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() + "': " + s.message());
+    // Two runs per data set: the first warms up (slot by slot, fresh memory), the second runs
+    // with memory frozen for this shape signature. Both must match the reference, and the
+    // second must be bitwise identical to the first.
+    std::vector<Datum> first;
+    for (int pass = 0; pass < 2; ++pass) {
+      const char* which = pass == 0 ? "" : " (planned-memory run)";
+      auto outs = (*session)->run(feeds);
+      if (!outs.is_ok()) {
+        const Status& s = outs.status();
+        return finish(s.code() == StatusCode::kUnimplemented ? CaseResult::kSkipped : CaseResult::kFailed,
+                      std::string("run") + which + ": " + s.to_string());
+      }
+      for (size_t i = 0; i < graph.outputs().size(); ++i) {
+        fs::path p = ds / ("output_" + std::to_string(i) + ".pb");
+        auto ref = read_value(p, graph.outputs()[i]->type());
+        if (!ref.is_ok()) return finish(CaseResult::kFailed, "reading " + p.string() + ": " + ref.status().to_string());
+        Status s = compare_datum(outs.value()[i], ref.value(), rtol, atol);
+        if (!s.is_ok()) return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() + "'" + which + ": " + s.message());
+        if (pass == 1) {
+          s = compare_datum(outs.value()[i], first[i], 0.0, 0.0);
+          if (!s.is_ok())
+            return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() +
+                                                   "' differs between the warmup and the planned-memory run: " + s.message());
+        }
+      }
+      if (pass == 0) first = std::move(outs).value();
     }
   }
   if (sets == 0) return finish(CaseResult::kFailed, "no test_data_set folders");

@@ -203,3 +203,21 @@ def test_model_metadata_and_overridable_initializers():
     x = np.ones(3, np.float32)
     np.testing.assert_array_equal(sess.run(None, {"x": x})[0], 2 * x)
     np.testing.assert_array_equal(sess.run(None, {"x": x, "w": np.full(3, 5.0, np.float32)})[0], 5 * x)
+
+
+def test_execution_modes_agree():
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    results = {}
+    for mode in ("AUTO", "SLOT_BY_SLOT"):
+        opts = sdx.SessionOptions()
+        opts.execution_mode = mode
+        sess = sdx.InferenceSession(mlp_model().SerializeToString(), opts)
+        results[mode] = [sess.run(None, {"x": x}) for _ in range(3)]  # warmup, then planned memory
+    for runs in results.values():
+        for outs in runs:
+            for a, b in zip(outs, results["SLOT_BY_SLOT"][0]):
+                np.testing.assert_array_equal(a, b)
+    bad = sdx.SessionOptions()
+    bad.execution_mode = "FAST"
+    with pytest.raises(sdx.InvalidArgument, match="execution_mode"):
+        sdx.InferenceSession(mlp_model().SerializeToString(), bad)

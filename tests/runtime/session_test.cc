@@ -107,17 +107,35 @@ TEST(Session, UnsupportedOpsAreListedTogether) {
   EXPECT_NE(msg.find("com.example.OtherOp"), std::string::npos) << msg;
 }
 
-TEST(Session, ConcurrentRuns) {
+// 8 threads x 1,000 runs on one session, alternating two input shapes (each thread's context
+// warms up and freezes both signatures), must match single-threaded results. Also run under TSAN.
+TEST(Session, ConcurrentRunsMatchSingleThreaded) {
   auto s = relu_session();
+  auto input = [](int rows, int seed) {
+    Tensor x = floats(Shape{rows, 3});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((seed * 7 + i * 13) % 11) - 5.f;
+    return x;
+  };
+  auto expected = [&](int rows, int seed) {
+    auto out = s->run({{"x", Datum::tensor(input(rows, seed))}});
+    const Tensor& y = out.value()[0].as_tensor();
+    return std::vector<float>(y.data<float>(), y.data<float>() + y.numel());
+  };
+  std::vector<std::vector<float>> want;
+  for (int seed = 0; seed < 16; ++seed) want.push_back(expected(1 + seed % 2, seed));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 200; ++i) {
-        Tensor x = floats(Shape{4, 3});
-        x.data<float>()[0] = static_cast<float>(t * 1000 + i);
-        auto out = s->run({{"x", Datum::tensor(x)}});
-        if (!out.is_ok() || out.value()[0].as_tensor().data<float>()[0] != static_cast<float>(t * 1000 + i)) ++failures;
+      for (int i = 0; i < 1000; ++i) {
+        const int seed = (t + i) % 16;
+        auto out = s->run({{"x", Datum::tensor(input(1 + seed % 2, seed))}});
+        if (!out.is_ok()) {
+          ++failures;
+          continue;
+        }
+        const Tensor& y = out.value()[0].as_tensor();
+        if (std::vector<float>(y.data<float>(), y.data<float>() + y.numel()) != want[static_cast<size_t>(seed)]) ++failures;
       }
     });
   }
