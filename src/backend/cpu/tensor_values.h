@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,8 +43,18 @@ inline A load_as(T v) {
 // A value of type A stored as element type T (16-bit floats round from float).
 template <typename T, typename A>
 inline T store_as(A v) {
-  if constexpr (is_half_v<T>) return from_f32<T>(static_cast<float>(v));
-  else return static_cast<T>(v);
+  if constexpr (is_half_v<T>) {
+    return from_f32<T>(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_floating_point_v<A>) {
+    // Float -> integer without undefined behaviour: NaN gives 0, out-of-range values saturate
+    // (e.g. ReduceLogSum of zeros in an integer type gives -inf).
+    if (v != v) return T(0);
+    if (v <= static_cast<A>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<A>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 // Rounds a compute-type value through T, so kernels computing 16-bit types in float

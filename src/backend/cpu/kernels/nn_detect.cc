@@ -68,14 +68,21 @@ class RoiAlignKernel final : public backend::Kernel {
             const double sh = load_as<double>(rp[r * 4 + 1]) * spatial_scale_ - offset;
             const double ew = load_as<double>(rp[r * 4 + 2]) * spatial_scale_ - offset;
             const double eh = load_as<double>(rp[r * 4 + 3]) * spatial_scale_ - offset;
+            if (!std::isfinite(sw) || !std::isfinite(sh) || !std::isfinite(ew) || !std::isfinite(eh))
+              return invalid_argument("roi " + std::to_string(r) + " has a non-finite coordinate");
             double rw = ew - sw, rh = eh - sh;
             if (!half_pixel_) {
               rw = std::max(rw, 1.0);
               rh = std::max(rh, 1.0);
             }
             const double bh = rh / static_cast<double>(out_h_), bw = rw / static_cast<double>(out_w_);
-            const int64_t gh = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(rh / out_h_));
-            const int64_t gw = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(rw / out_w_));
+            // Adaptive sampling grows with the ROI: bound it (in double, before any integer cast) so a
+            // hostile ROI cannot demand billions of samples; 4096 per axis and bin is far beyond real images.
+            const double gh_d = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(rh / out_h_);
+            const double gw_d = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(rw / out_w_);
+            if (sampling_ratio_ <= 0 && (gh_d > 4096.0 || gw_d > 4096.0))
+              return invalid_argument("roi " + std::to_string(r) + " is too large for adaptive sampling");
+            const int64_t gh = static_cast<int64_t>(gh_d), gw = static_cast<int64_t>(gw_d);
             const int64_t count = std::max<int64_t>(gh * gw, 1);
             // Bilinear samples of every bin, shared by all channels.
             samples.assign(static_cast<size_t>(out_h_ * out_w_ * gh * gw), Sample{});

@@ -30,6 +30,18 @@ TEST(NnDetect, RoiAlignAveragesConstantImage) {
   expect_near(values<float>((*y)[0]), {3, 3, 3, 3});
 }
 
+// Found by the onnx_model fuzzer: NaN or huge ROIs were cast to integers (UB) or asked
+// for an unbounded number of samples.
+TEST(NnDetect, RoiAlignRejectsNonFiniteAndHugeRois) {
+  const Tensor x = f32(std::vector<float>(16, 3.0f), {1, 1, 4, 4});
+  auto y = run_node("RoiAlign", {x, f32({0, NAN, 2, 2}, {1, 4}), i64({0}, {1})}, {}, 16);
+  ASSERT_FALSE(y.is_ok());
+  EXPECT_NE(y.status().message().find("non-finite"), std::string::npos) << y.status().message();
+  y = run_node("RoiAlign", {x, f32({0, 0, 1e30f, 1e30f}, {1, 4}), i64({0}, {1})}, {}, 16);
+  ASSERT_FALSE(y.is_ok());
+  EXPECT_NE(y.status().message().find("too large"), std::string::npos) << y.status().message();
+}
+
 TEST(NnDetect, RoiAlignRejectsBadBatchIndex) {
   const Tensor x = f32(std::vector<float>(16, 3.0f), {1, 1, 4, 4});
   auto y = run_node("RoiAlign", {x, f32({0, 0, 2, 2}, {1, 4}), i64({3}, {1})}, {}, 16);

@@ -14,6 +14,13 @@ TEST(ReduceOps, SumAxesAttributeOldOpset) {
   EXPECT_EQ(values<float>((*y)[0]), (std::vector<float>{6, 15}));
 }
 
+// Found by the onnx_model fuzzer: log(0) = -inf stored into an integer output was UB; it saturates.
+TEST(ReduceOps, LogSumOfIntegerZerosSaturates) {
+  auto y = run_node("ReduceLogSum", {i64({0, 0}, {2})}, {attr_i("keepdims", 0)}, 13);
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(values<int64_t>((*y)[0]), (std::vector<int64_t>{INT64_MIN}));
+}
+
 TEST(ReduceOps, MeanAxesInputKeepDims) {
   auto y = run_node("ReduceMean", {f32({1, 2, 3, 4, 5, 6}, {2, 3}), i64({0}, {1})}, {}, 18);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
