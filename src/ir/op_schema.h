@@ -46,6 +46,11 @@ class OpSchema {
   OpSchema(std::string name, std::string domain) : name_(std::move(name)), domain_(std::move(domain)) {}
 
   OpSchema& since(int version) { since_ = version; return *this; }
+  // Applies a family preset (category, arity, inference) shared by many ops of one file.
+  OpSchema& apply(void (*preset)(OpSchema&)) {
+    preset(*this);
+    return *this;
+  }
   OpSchema& category(OpCategory c) { category_ = c; return *this; }
   OpSchema& inputs(int min, int max) { min_in_ = min; max_in_ = max; return *this; }
   OpSchema& outputs(int min, int max) { min_out_ = min; max_out_ = max; return *this; }

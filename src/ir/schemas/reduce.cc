@@ -5,76 +5,47 @@
 
 namespace sdx::ir {
 
+namespace {
+// Reduce* ops: data plus optional axes input; output of the input's type.
+void reduction(OpSchema& s) {
+  s.category(OpCategory::kReduction)
+      .inputs(1, 2)
+      .outputs(1, 1)
+      .infer(infer_same_as_input(0))
+      .infer_shape(shape_reduce());
+}
+}  // namespace
+
 SDX_OP_SCHEMA(ReduceSum)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceMean)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceMax)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceMin)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceProd)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceL1)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceL2)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceLogSum)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceLogSumExp)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ReduceSumSquare)
     .attrs({{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}})
-    .category(OpCategory::kReduction)
-    .inputs(1, 2)
-    .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_reduce());
+    .apply(reduction);
 SDX_OP_SCHEMA(ArgMax)
     .attrs({{"axis", AttrType::kInt}, {"keepdims", AttrType::kInt}, {"select_last_index", AttrType::kInt}})
     .category(OpCategory::kReduction)
