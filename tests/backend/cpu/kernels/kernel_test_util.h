@@ -9,7 +9,8 @@
 //   // Other domains / several outputs: fill a NodeSpec.
 //   auto ys = run_node({.op = "RNN", .opset = 22, .inputs = {x, w, r}, .attrs = {attr_i("hidden_size", 2)},
 //                       .num_outputs = 2});
-//   // Just the first output: run_single("Add", {f32({1, 2}, {2}), f32({10}, {1})}) -> Result<Tensor>.
+//   // Just the first output: run_single("Add", {f32({1, 2}, {2}), f32({10}, {1})}) -> Result<Tensor>
+//   // (or run_single(NodeSpec{...})); the session's Datums as they are: run_node_datums(NodeSpec{...}).
 //
 // An undefined Tensor() in the inputs is passed as an omitted optional input.
 #pragma once
@@ -57,6 +58,27 @@ inline ir::Attribute attr_ints(const std::string& name, std::vector<int64_t> v) 
   a.ints = std::move(v);
   return a;
 }
+inline ir::Attribute attr_floats(const std::string& name, std::vector<float> v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+inline ir::Attribute attr_strings(const std::string& name, std::vector<std::string> v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kStrings;
+  a.strings = std::move(v);
+  return a;
+}
+inline ir::Attribute attr_t(const std::string& name, Tensor v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kTensor;
+  a.t = std::move(v);
+  return a;
+}
 
 // --- Tensors -----------------------------------------------------------------
 
@@ -81,6 +103,10 @@ inline Tensor strs(const std::vector<std::string>& v, const std::vector<int64_t>
 template <typename T = float>
 std::vector<T> values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+template <typename T = float>
+std::vector<T> values(const Datum& d) {
+  return values<T>(d.as_tensor());
 }
 // The raw storage of t (e.g. packed int4 / float4 data).
 inline std::vector<uint8_t> bytes(const Tensor& t) {
@@ -107,7 +133,8 @@ struct NodeSpec {
   int num_outputs = 1;
 };
 
-inline Result<std::vector<Tensor>> run_node(const NodeSpec& spec) {
+// The node's outputs as Datums, as the session returns them.
+inline Result<std::vector<Datum>> run_node_datums(const NodeSpec& spec) {
   ir::Model m;
   m.opsets[""] = spec.domain.empty() ? spec.opset : 23;
   if (!spec.domain.empty()) m.opsets[spec.domain] = spec.opset;
@@ -131,7 +158,11 @@ inline Result<std::vector<Tensor>> run_node(const NodeSpec& spec) {
   for (const auto& a : spec.attrs) n->add_attribute(a);
   for (int i = 0; i < spec.num_outputs; ++i) m.graph->add_output(n->output(i));
   SDX_ASSIGN_OR_RETURN(auto session, runtime::Session::create(std::move(m)), "create");
-  SDX_ASSIGN_OR_RETURN(std::vector<Datum> res, session->run(feeds), "run");
+  return session->run(feeds);
+}
+
+inline Result<std::vector<Tensor>> run_node(const NodeSpec& spec) {
+  SDX_ASSIGN_OR_RETURN(std::vector<Datum> res, run_node_datums(spec), "run_node");
   std::vector<Tensor> out;
   for (const Datum& d : res) out.push_back(d.as_tensor());
   return out;
@@ -152,6 +183,11 @@ inline Result<std::vector<Tensor>> run_node(const std::string& op, std::vector<T
 inline Result<Tensor> run_single(const std::string& op, std::vector<Tensor> inputs,
                                  std::vector<ir::Attribute> attrs = {}, int opset = 21) {
   SDX_ASSIGN_OR_RETURN(std::vector<Tensor> out, run_node(op, std::move(inputs), std::move(attrs), opset), "run_single");
+  return out[0];
+}
+// Same for a NodeSpec (e.g. another domain).
+inline Result<Tensor> run_single(const NodeSpec& spec) {
+  SDX_ASSIGN_OR_RETURN(std::vector<Tensor> out, run_node(spec), "run_single");
   return out[0];
 }
 
