@@ -1,5 +1,6 @@
 #include "runtime/context.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sdx::runtime {
@@ -28,8 +29,13 @@ std::vector<plan::BufferRequest> planning_requests(const plan::Plan& plan, const
 }
 
 Context::Entry& Context::entry_for(const ShapeSignature& signature, const plan::Plan& plan) {
-  for (auto& e : entries_)
-    if (e->signature == signature) return *e;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i]->signature != signature) continue;
+    if (i + 1 != entries_.size()) std::rotate(entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                                              entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1, entries_.end());
+    return *entries_.back();
+  }
+  if (entries_.size() >= kMaxSignatures) entries_.erase(entries_.begin());
   auto e = std::make_unique<Entry>();
   e->signature = signature;
   e->recorder = std::make_unique<ShapeRecorder>(plan);

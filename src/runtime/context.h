@@ -44,14 +44,19 @@ class Context {
     plan::MemoryPlan memory;
   };
 
-  // The entry for a signature, created on first use.
+  // Signatures kept per context; the least recently used one beyond this is dropped with its
+  // memory, so a caller cycling through many shapes does not grow memory without bound.
+  static constexpr size_t kMaxSignatures = 8;
+
+  // The entry for a signature, created on first use (and marked most recently used).
   Entry& entry_for(const ShapeSignature& signature, const plan::Plan& plan);
   // Allocates planned memory from the warmup record and moves the entry to SHAPES_FROZEN.
   Status freeze(Entry& entry, const plan::Plan& plan);
   const std::vector<std::unique_ptr<Entry>>& entries() const { return entries_; }
 
  private:
-  std::vector<std::unique_ptr<Entry>> entries_;  // few signatures per caller: a linear search is right
+  // Least recently used first. Few signatures per caller: a linear search is right.
+  std::vector<std::unique_ptr<Entry>> entries_;
 };
 
 }  // namespace sdx::runtime

@@ -20,7 +20,7 @@ std::string human_bytes(int64_t b) {
 
 Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds) {
   const ir::Graph& g = *session.model().graph;
-  SDX_ASSIGN_OR_RETURN(plan::Plan p, plan::compile(g, g.outputs()), "planning");
+  const plan::Plan& p = session.plan();
   PlanIntrospection info;
   info.num_steps = static_cast<int>(p.steps().size());
   info.num_dead_nodes = p.num_dead_nodes();

@@ -38,6 +38,8 @@ class Session {
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   const ir::Model& model() const { return model_; }
   const SessionOptions& options() const { return options_; }
+  // The plan the session runs (all graph outputs requested).
+  const plan::Plan& plan() const { return executor_.plan(); }
 
   // Runs the model. Empty output_names = all outputs. Inputs are checked by name,
   // element type, rank and fixed dims; errors name the input and what was expected.

@@ -104,5 +104,24 @@ TEST(Context, OutputsNeverAliasPlannedMemory) {
   EXPECT_EQ(std::vector<float>(kept.data<float>(), kept.data<float>() + kept.numel()), before);
 }
 
+TEST(Context, KeepsABoundedNumberOfSignatures) {
+  auto s = chain();
+  std::vector<float> y, first;
+  allocations_of(*s, ramp(4, 0.f), &first);
+  for (int n = 5; n < 30; ++n) allocations_of(*s, ramp(n, 0.f), &y);  // 25 more shapes
+  // The oldest signature was dropped with its memory, so it warms up again: correct results.
+  allocations_of(*s, ramp(4, 0.f), &y);
+  EXPECT_EQ(y, first);
+
+  Context ctx;
+  const plan::Plan& p = s->plan();
+  for (int n = 0; n < 20; ++n) ctx.entry_for({{DType::kFloat32, Shape{n}}}, p);
+  EXPECT_EQ(ctx.entries().size(), Context::kMaxSignatures);
+  EXPECT_EQ(ctx.entries().back()->signature[0].second, (Shape{19}));
+  ctx.entry_for({{DType::kFloat32, Shape{12}}}, p);  // a hit moves to most recent
+  EXPECT_EQ(ctx.entries().back()->signature[0].second, (Shape{12}));
+  EXPECT_EQ(ctx.entries().size(), Context::kMaxSignatures);
+}
+
 }  // namespace
 }  // namespace sdx::runtime
