@@ -115,6 +115,8 @@ int64_t peak_live(const std::vector<BufferRequest>& requests, const std::vector<
   return peak;
 }
 
+}  // namespace
+
 std::string format_bytes(int64_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
@@ -131,8 +133,6 @@ std::string format_bytes(int64_t bytes) {
   }
   return buf;
 }
-
-}  // namespace
 
 const char* strategy_name(MemoryPlan::Strategy s) {
   return s == MemoryPlan::Strategy::kArena ? "arena" : "coloring";

@@ -83,4 +83,7 @@ Status verify_plan(const std::vector<BufferRequest>& requests, const MemoryPlan&
 // coloring 4 buffers 512 KiB; arena 448 KiB; peak live 448 KiB; chosen arena (saves 70.8%)".
 std::string describe(const MemoryPlan& plan);
 
+// "512 B", "1.5 KiB", "3.0 MiB": the byte figures describe() prints.
+std::string format_bytes(int64_t bytes);
+
 }  // namespace sdx::plan

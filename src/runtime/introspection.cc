@@ -6,17 +6,6 @@
 #include "runtime/context.h"
 
 namespace sdx::runtime {
-namespace {
-
-std::string human_bytes(int64_t b) {
-  char buf[32];
-  if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  return buf;
-}
-
-}  // namespace
 
 Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds) {
   const ir::Graph& g = *session.model().graph;
@@ -97,8 +86,8 @@ std::string format_introspection(const PlanIntrospection& info) {
     out += line;
   }
   out += plan::describe(info.memory) + "\n";
-  out += "intermediates: one buffer per slot " + human_bytes(info.memory.naive_bytes) + ", coloring " +
-         human_bytes(info.memory.coloring_bytes) + ", arena " + human_bytes(info.memory.arena_bytes) + "\n";
+  out += "intermediates: one buffer per slot " + plan::format_bytes(info.memory.naive_bytes) + ", coloring " +
+         plan::format_bytes(info.memory.coloring_bytes) + ", arena " + plan::format_bytes(info.memory.arena_bytes) + "\n";
   return out;
 }
 
