@@ -2,7 +2,13 @@
 //
 // A kernel is created once per node when a session loads (init() parses and
 // validates attributes, so bad attributes fail at load time, naming the node),
-// then run() is called for every execution. run() reads inputs from the
+// then run() is called for every execution until the plan is captured.
+//
+// Capture (the CAPTURED phase of the plan lifecycle) calls prepare() once per step
+// with the frozen input and output buffers. A kernel that supports it returns a
+// BoundKernel: a call with every shape decision made and every pointer baked in,
+// which replay invokes with no shape work, no allocation and no lookups. Kernels
+// without a bound form return null and replay calls run() for them instead. run() reads inputs from the
 // KernelContext and obtains outputs from it: the executor decides where output
 // memory comes from (fresh allocation, a planned buffer), kernels never keep
 // pointers between calls.
@@ -62,6 +68,52 @@ class KernelContext {
   std::string where() const { return node().describe(); }
 };
 
+// One node bound to fixed buffers and shapes. run() recomputes the outputs from the
+// addresses baked in at prepare() time; it must not allocate. It may still fail on
+// bad values (an index out of range), never on shapes: those were checked in prepare().
+class BoundKernel {
+ public:
+  virtual ~BoundKernel() = default;
+  virtual Status run() const = 0;
+};
+
+// Wraps a callable `Status()` as a BoundKernel:
+//   return bind_call([=] { for (int64_t i = 0; i < n; ++i) y[i] = x[i] + 1; return Status::ok(); });
+template <typename F>
+std::unique_ptr<BoundKernel> bind_call(F fn) {
+  class Bound final : public BoundKernel {
+   public:
+    explicit Bound(F f) : f_(std::move(f)) {}
+    Status run() const override { return f_(); }
+
+   private:
+    F f_;
+  };
+  return std::make_unique<Bound>(std::move(fn));
+}
+
+// What prepare() sees: one step's frozen inputs and outputs. Input and output
+// tensors keep their addresses for as long as the bound call lives.
+class PrepareContext {
+ public:
+  virtual ~PrepareContext() = default;
+  virtual const ir::Node& node() const = 0;
+  virtual int num_inputs() const = 0;
+  virtual bool has_input(int i) const = 0;
+  // Only valid when has_input(i). The values change from call to call unless input_is_constant(i).
+  virtual const Tensor& input(int i) const = 0;
+  // True when input i holds the same values on every call (an initializer), so prepare() may
+  // read them (axes, shapes, weights to pre-pack).
+  virtual bool input_is_constant(int i) const = 0;
+  virtual int num_outputs() const = 0;
+  virtual bool wants_output(int i) const = 0;
+  // The frozen buffer for output i, with the element type and shape recorded during warmup.
+  // Only valid when wants_output(i).
+  virtual const Tensor& output(int i) const = 0;
+
+  std::string where() const { return node().describe(); }
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -74,6 +126,14 @@ class Kernel {
   // once, so everything run() needs beyond init()'s results lives on the stack or
   // in the context.
   virtual Status run(KernelContext& ctx) const = 0;
+  // Binds this node to the frozen buffers in ctx for replay. Returns null when this
+  // kernel (or this dtype/shape combination) has no bound form. A kernel must check that
+  // each output has exactly the element type and shape run() would produce for these
+  // inputs and return null otherwise; the runtime then replays the step through run().
+  virtual Result<std::unique_ptr<BoundKernel>> prepare(const PrepareContext& ctx) const {
+    (void)ctx;
+    return std::unique_ptr<BoundKernel>();
+  }
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const ir::Node&)>;
