@@ -4,6 +4,7 @@
 //   sdx-conformance DATA_DIR [REGEX] [-v]
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -28,13 +29,22 @@ int main(int argc, char** argv) {
     if (e.is_directory() && std::regex_search(e.path().filename().string(), re)) cases.push_back(e.path().string());
   std::sort(cases.begin(), cases.end());
   int counts[3] = {0, 0, 0};
+  int replayed = 0;
+  std::map<std::string, int> not_replayed;  // reason -> passing cases
   for (const std::string& c : cases) {
     auto r = sdx::testing::run_conformance_case(c);
     ++counts[r.outcome];
+    if (r.outcome == sdx::testing::CaseResult::kPassed) {
+      if (r.replayed) ++replayed;
+      else ++not_replayed[r.replay_note];
+    }
     if (verbose || r.outcome == sdx::testing::CaseResult::kFailed)
       std::printf("%-8s %s %s\n", sdx::testing::outcome_name(r.outcome),
                   std::filesystem::path(c).filename().c_str(), r.reason.c_str());
   }
   std::printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1], counts[2]);
+  std::printf("%d passing cases replayed bitwise identically to slot by slot; %d did not replay:\n", replayed,
+              counts[0] - replayed);
+  for (const auto& [reason, n] : not_replayed) std::printf("  %5d  %s\n", n, reason.c_str());
   return counts[1] == 0 ? 0 : 1;
 }

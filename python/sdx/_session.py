@@ -79,10 +79,13 @@ class SessionOptions:
         self.inter_op_num_threads = 0
         self.log_severity_level = 2
         self.graph_optimization_level = None  # accepted for compatibility
-        # "AUTO": warm up, then run with memory planned per input-shape signature; "SLOT_BY_SLOT":
-        # allocate every intermediate afresh on each run.
+        # "AUTO" (= "CPU_REPLAY" on the CPU): warm up, freeze memory per input-shape signature,
+        # capture the plan as bound kernel calls, then replay it; "SLOT_BY_SLOT": allocate every
+        # intermediate afresh on each run (the reference path).
         self.execution_mode = "AUTO"
         self.warmup_runs = 1  # runs per input-shape signature that record shapes before memory is frozen
+        self.plan_cache_max_count = 32  # plans (per caller, output set and input shapes) kept with memory
+        self.plan_cache_memory_fraction = 0.25  # of physical memory, for all cached plans together
 
     def _to_dict(self) -> dict:
         return {
@@ -91,6 +94,8 @@ class SessionOptions:
             "log_level": max(0, 3 - int(self.log_severity_level)),
             "execution_mode": str(self.execution_mode).upper(),
             "warmup_runs": int(self.warmup_runs),
+            "plan_cache_max_count": int(self.plan_cache_max_count),
+            "plan_cache_memory_fraction": float(self.plan_cache_memory_fraction),
         }
 
 
@@ -142,6 +147,10 @@ class InferenceSession:
         self._sess = _sdx.Session(model, self._options._to_dict())
         self._inputs = [NodeArg(*x) for x in self._sess.inputs()]
         self._outputs = [NodeArg(*x) for x in self._sess.outputs()]
+        self._input_names = [x.name for x in self._inputs]
+        self._output_index = {x.name: i for i, x in enumerate(self._outputs)}
+        # The positional fast path takes plain tensors only.
+        self._positional = all(x.type.startswith("tensor(") for x in self._inputs)
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
@@ -163,11 +172,42 @@ class InferenceSession:
         return self._options
 
     def run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], run_options: Any = None) -> list:
+        return self._run(output_names, input_feed, False)
+
+    def run_with_report(self, output_names: Iterable[str] | None, input_feed: dict[str, Any]) -> tuple[list, dict]:
+        """run(), plus the execution report of the call: slot_count, execution_mode actually used
+        (SLOT_BY_SLOT or CPU_REPLAY), phase, replay_count, call_count, avg_latency_us,
+        peak_memory_bytes, captured/gap/slot_by_slot step counts and fallback_reason."""
+        return self._run(output_names, input_feed, True)
+
+    def cache_stats(self) -> dict:
+        """Plan cache figures: entries, frozen_bytes, evictions, passivations, buffer pool hits/misses."""
+        return self._sess.cache_stats()
+
+    def _run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], want_report: bool) -> Any:
         if not isinstance(input_feed, dict):
             raise TypeError("input_feed must be a dict of name -> array")
+        if self._positional and len(input_feed) == len(self._input_names):
+            # Fast path: arrays in input order straight to the engine (no per-call encoding).
+            try:
+                arrays = [input_feed[n] for n in self._input_names]
+                outs = [self._output_index[n] for n in output_names] if output_names else []
+            except KeyError:
+                arrays = None  # unknown names: the general path reports them
+            if arrays is not None:
+                r = self._sess.run_arrays(arrays, outs, want_report)
+                if r is not None:
+                    if type(r) is tuple and len(r) == 2 and r[0] == "general":
+                        r = r[1]
+                        values = r[0] if want_report else r
+                        values[:] = [_decode(v) if type(v) is tuple else v for v in values]
+                    return r
         feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
         names = list(output_names) if output_names else []
-        return [_decode(x) for x in self._sess.run(feeds, names)]
+        values = [_decode(x) for x in self._sess.run(feeds, names)]
+        if want_report:
+            return values, {"execution_mode": "SLOT_BY_SLOT", "fallback_reason": "inputs other than plain tensors"}
+        return values
 
     def introspect(self, input_feed: dict[str, Any]) -> dict:
         """Runs once on input_feed (a warmup) and returns the execution plan: per slot its kind,

@@ -20,8 +20,10 @@ def _worker() -> None:
 
     for line in sys.stdin:
         req = json.loads(line)
-        outcome, reason, ms = _sdx.run_conformance_case(req["dir"], req.get("rtol", 1e-3), req.get("atol", 1e-7))
-        sys.stdout.write(json.dumps({"outcome": outcome, "reason": reason, "ms": ms}) + "\n")
+        outcome, reason, ms, replayed, note = _sdx.run_conformance_case(req["dir"], req.get("rtol", 1e-3),
+                                                                        req.get("atol", 1e-7))
+        sys.stdout.write(json.dumps({"outcome": outcome, "reason": reason, "ms": ms, "replayed": replayed,
+                                     "replay_note": note}) + "\n")
         sys.stdout.flush()
 
 
@@ -75,8 +77,9 @@ def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout:
         else:
             w.case = None
 
-    def record(case: str, outcome: str, reason: str, ms: float) -> None:
-        results[case] = {"name": case, "status": outcome, "reason": reason, "ms": round(ms, 3)}
+    def record(case: str, outcome: str, reason: str, ms: float, replayed: bool = False, note: str = "") -> None:
+        results[case] = {"name": case, "status": outcome, "reason": reason, "ms": round(ms, 3),
+                         "replayed": replayed, "replay_note": note}
         if verbose:
             print(f"{outcome:8s} {case} {reason}", file=out, flush=True)
         done = len(results)
@@ -106,7 +109,7 @@ def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout:
                 replace(i)
                 continue
             r = json.loads(line)
-            record(w.case, r["outcome"], r["reason"], r["ms"])
+            record(w.case, r["outcome"], r["reason"], r["ms"], r.get("replayed", False), r.get("replay_note", ""))
             feed(w)
         now = time.monotonic()
         for i, w in enumerate(workers):
@@ -118,6 +121,7 @@ def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout:
             w.proc.stdin.close()
         w.kill()
     counts = {k: sum(1 for r in results.values() if r["status"] == k) for k in ("passed", "failed", "skipped")}
+    counts["replayed"] = sum(1 for r in results.values() if r["status"] == "passed" and r.get("replayed"))
     return {"data_dir": data_dir, "total": len(names), **counts,
             "seconds": round(time.monotonic() - t0, 1), "cases": [results[n] for n in names]}
 
@@ -138,6 +142,14 @@ def main(args) -> int:
             json.dump(report, f, indent=1)
     total = report["total"] or 1
     print(f"pass rate {100.0 * report['passed'] / total:.1f}% of {report['total']} cases in {report['seconds']}s")
+    reasons: dict[str, int] = {}
+    for c in report["cases"]:
+        if c["status"] == "passed" and not c.get("replayed"):
+            reasons[c.get("replay_note") or "not replayed"] = reasons.get(c.get("replay_note") or "not replayed", 0) + 1
+    print(f"{report['replayed']} passing cases replayed a captured plan bitwise identically to the slot-by-slot run"
+          + (f"; {report['passed'] - report['replayed']} did not:" if reasons else ""))
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:5d}  {why}")
     print(f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped")
     return 0
 

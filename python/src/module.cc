@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
@@ -132,6 +133,81 @@ Datum datum_from_py(const std::string& name, nb::handle item) {
   return Datum::tensor(tensor_from_py(name, tup[0], tup[1], tup[2], tup[3]));
 }
 
+// numpy dtype (DLPack code, bits) <-> sdx element type, for the positional fast path.
+bool dtype_from_dlpack(nb::dlpack::dtype d, DType* out) {
+  using C = nb::dlpack::dtype_code;
+  if (d.lanes != 1) return false;
+  const auto code = static_cast<C>(d.code);
+  struct Entry {
+    C code;
+    uint8_t bits;
+    DType dt;
+  };
+  static const Entry kTable[] = {
+      {C::Float, 32, DType::kFloat32}, {C::Float, 64, DType::kFloat64}, {C::Float, 16, DType::kFloat16},
+      {C::Int, 8, DType::kInt8},       {C::Int, 16, DType::kInt16},     {C::Int, 32, DType::kInt32},
+      {C::Int, 64, DType::kInt64},     {C::UInt, 8, DType::kUint8},     {C::UInt, 16, DType::kUint16},
+      {C::UInt, 32, DType::kUint32},   {C::UInt, 64, DType::kUint64},   {C::Bool, 8, DType::kBool},
+  };
+  for (const Entry& e : kTable)
+    if (e.code == code && e.bits == d.bits) {
+      *out = e.dt;
+      return true;
+    }
+  return false;
+}
+
+bool dtype_to_dlpack(DType dt, nb::dlpack::dtype* out) {
+  using C = nb::dlpack::dtype_code;
+  struct Entry {
+    DType dt;
+    C code;
+    uint8_t bits;
+  };
+  static const Entry kTable[] = {
+      {DType::kFloat32, C::Float, 32}, {DType::kFloat64, C::Float, 64}, {DType::kFloat16, C::Float, 16},
+      {DType::kInt8, C::Int, 8},       {DType::kInt16, C::Int, 16},     {DType::kInt32, C::Int, 32},
+      {DType::kInt64, C::Int, 64},     {DType::kUint8, C::UInt, 8},     {DType::kUint16, C::UInt, 16},
+      {DType::kUint32, C::UInt, 32},   {DType::kUint64, C::UInt, 64},   {DType::kBool, C::Bool, 8},
+  };
+  for (const Entry& e : kTable)
+    if (e.dt == dt) {
+      *out = nb::dlpack::dtype{static_cast<uint8_t>(e.code), e.bits, 1};
+      return true;
+    }
+  return false;
+}
+
+nb::dict report_to_py(const runtime::ExecutionReport& r) {
+  nb::dict d;
+  d["slot_count"] = r.slot_count;
+  d["execution_mode"] = runtime::execution_mode_name(r.mode_used);
+  d["phase"] = runtime::plan_phase_name(r.phase);
+  d["replay_count"] = r.replay_count;
+  d["call_count"] = r.call_count;
+  d["avg_latency_us"] = r.avg_latency_us;
+  d["peak_memory_bytes"] = r.peak_memory_bytes;
+  d["captured_steps"] = r.captured_steps;
+  d["gap_steps"] = r.gap_steps;
+  d["slot_by_slot_steps"] = r.slot_by_slot_steps;
+  d["fallback_reason"] = r.fallback_reason ? nb::object(nb::str(r.fallback_reason)) : nb::none();
+  return d;
+}
+
+// A numpy copy of a tensor (the engine's memory is reused by the next run).
+nb::object tensor_to_numpy(const Tensor& t) {
+  nb::dlpack::dtype dt;
+  if (!dtype_to_dlpack(t.dtype(), &dt)) return nb::none();
+  const size_t n = t.nbytes();
+  auto* buf = static_cast<uint8_t*>(::operator new(n ? n : 1));
+  if (n) std::memcpy(buf, t.raw_data(), n);
+  nb::capsule owner(buf, [](void* p) noexcept { ::operator delete(p); });
+  size_t shape[16];
+  const int rank = t.rank();
+  for (int i = 0; i < rank; ++i) shape[i] = static_cast<size_t>(t.shape()[i]);
+  return nb::ndarray<nb::numpy>(buf, static_cast<size_t>(rank), shape, owner, nullptr, dt).cast();
+}
+
 class PySession {
  public:
   PySession(nb::object model, nb::dict options) {
@@ -141,10 +217,13 @@ class PySession {
     if (options.contains("warmup_runs")) opts.warmup_runs = std::max(1, nb::cast<int>(options["warmup_runs"]));
     if (options.contains("execution_mode")) {
       std::string mode = nb::cast<std::string>(options["execution_mode"]);
-      if (mode == "SLOT_BY_SLOT") opts.execution_mode = runtime::ExecutionMode::kSlotBySlot;
-      else if (mode == "AUTO") opts.execution_mode = runtime::ExecutionMode::kAuto;
-      else raise(invalid_argument("execution_mode must be AUTO or SLOT_BY_SLOT, got '" + mode + "'"));
+      if (!runtime::parse_execution_mode(mode, &opts.execution_mode))
+        raise(invalid_argument("execution_mode must be AUTO, SLOT_BY_SLOT or CPU_REPLAY, got '" + mode + "'"));
     }
+    if (options.contains("plan_cache_max_count"))
+      opts.plan_cache_max_count = std::max(1, nb::cast<int>(options["plan_cache_max_count"]));
+    if (options.contains("plan_cache_memory_fraction"))
+      opts.plan_cache_memory_fraction = nb::cast<double>(options["plan_cache_memory_fraction"]);
     if (nb::isinstance<nb::bytes>(model)) {
       nb::bytes b = nb::cast<nb::bytes>(model);
       std::string bytes(static_cast<const char*>(b.data()), b.size());
@@ -157,6 +236,69 @@ class PySession {
     }
   }
   nb::list inputs() const { return describe_values(session_->inputs()); }
+
+  // The fast path: one C-contiguous numpy array per input, in order; `outputs` are output
+  // positions (empty = all). Returns the outputs as numpy arrays, or None when an argument
+  // or an output needs the general path (other element types, non-contiguous arrays, sequences).
+  nb::object run_arrays(nb::list arrays, std::vector<int> outputs, bool want_report) {
+    const size_t n = arrays.size();
+    if (n > 64) return nb::none();
+    runtime::TensorArg args[64];
+    int64_t dims[64][8];
+    nb::ndarray<nb::ro, nb::device::cpu> views[64];
+    for (size_t i = 0; i < n; ++i) {
+      if (!nb::try_cast(arrays[i], views[i], /*convert=*/false)) return nb::none();
+      const auto& a = views[i];
+      if (a.ndim() > 8 || !dtype_from_dlpack(a.dtype(), &args[i].dtype)) return nb::none();
+      int64_t expect = 1;
+      for (size_t d = a.ndim(); d-- > 0;) {
+        dims[i][d] = static_cast<int64_t>(a.shape(d));
+        if (a.shape(d) != 1 && a.stride(d) != expect) return nb::none();  // not C-contiguous
+        expect *= static_cast<int64_t>(a.shape(d));
+      }
+      args[i].dims = dims[i];
+      args[i].rank = static_cast<int>(a.ndim());
+      args[i].data = a.data();
+    }
+    std::unique_ptr<runtime::Context> ctx = acquire();
+    runtime::ExecutionReport report;
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = session_->run(*ctx, args, n, outputs, want_report ? &report : nullptr);
+    }
+    if (!st.is_ok()) {
+      release(std::move(ctx));
+      raise(st);
+    }
+    nb::list result;
+    bool general = false;
+    for (size_t i = 0; i < ctx->num_outputs(); ++i) {
+      const Datum& d = ctx->output(i);
+      nb::object o = d.is_tensor() ? tensor_to_numpy(d.as_tensor()) : nb::none();
+      if (o.is_none()) {
+        general = true;
+        o = datum_to_py(d);  // decoded by the Python side
+      }
+      result.append(o);
+    }
+    release(std::move(ctx));
+    nb::object out = want_report ? nb::object(nb::make_tuple(result, report_to_py(report))) : nb::object(result);
+    return general ? nb::object(nb::make_tuple("general", out)) : out;
+  }
+
+  nb::dict cache_stats() const {
+    runtime::PlanCacheStats st = session_->cache_stats();
+    nb::dict d;
+    d["entries"] = st.entries;
+    d["frozen_bytes"] = st.frozen_bytes;
+    d["evictions"] = st.evictions;
+    d["passivations"] = st.passivations;
+    d["pool_hits"] = st.pool.hits;
+    d["pool_misses"] = st.pool.misses;
+    d["pool_idle_bytes"] = st.pool.idle_bytes;
+    return d;
+  }
   nb::list outputs() const { return describe_values(session_->outputs()); }
 
   static std::vector<std::pair<std::string, Datum>> to_feeds(nb::list feeds) {
@@ -205,6 +347,13 @@ class PySession {
     d["peak_live_bytes"] = pi.memory.peak_live_bytes;
     d["colors"] = pi.memory.num_colors();
     d["strategy"] = plan::strategy_name(pi.memory.chosen);
+    d["phase"] = pi.phase;
+    d["fallback_reason"] = pi.fallback;
+    d["captured_steps"] = pi.captured_steps;
+    d["bound_steps"] = pi.bound_steps;
+    d["slot_by_slot_steps"] = pi.slot_by_slot_steps;
+    d["intermediate_bytes"] = pi.intermediate_bytes;
+    d["frozen_bytes"] = pi.frozen_bytes;
     nb::list slots;
     for (const runtime::SlotReport& r : pi.slots) {
       nb::dict row;
@@ -213,6 +362,11 @@ class PySession {
       row["kind"] = r.kind;
       row["producer"] = r.producer;
       row["liveness"] = nb::make_tuple(r.first, r.last);
+      row["state"] = r.state;
+      row["node_phase"] = r.node_phase;
+      nb::list wiring;
+      for (int w : r.wiring) wiring.append(w);
+      row["wiring"] = wiring;
       row["type"] = r.type;
       row["bytes"] = r.bytes;
       row["color"] = r.color;
@@ -251,7 +405,26 @@ class PySession {
   }
 
  private:
+  std::unique_ptr<runtime::Context> acquire() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      if (!pool_.empty()) {
+        auto c = std::move(pool_.back());
+        pool_.pop_back();
+        return c;
+      }
+    }
+    return session_->create_context();
+  }
+  void release(std::unique_ptr<runtime::Context> c) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    pool_.push_back(std::move(c));
+  }
+
   std::unique_ptr<runtime::Session> session_;
+  // Contexts for the fast path (destroyed before the session: declared after it).
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<runtime::Context>> pool_;
 };
 
 void count_ops(const ir::Graph& g, std::map<std::string, int>& hist, std::map<std::string, std::vector<std::string>>& unsupported) {
@@ -345,6 +518,8 @@ NB_MODULE(_sdx, m) {
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
+      .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"))
+      .def("cache_stats", &PySession::cache_stats)
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
@@ -358,6 +533,6 @@ NB_MODULE(_sdx, m) {
       nb::gil_scoped_release release;
       r = testing::run_conformance_case(dir, rtol, atol);
     }
-    return nb::make_tuple(testing::outcome_name(r.outcome), r.reason, r.millis);
+    return nb::make_tuple(testing::outcome_name(r.outcome), r.reason, r.millis, r.replayed, r.replay_note);
   }, nb::arg("case_dir"), nb::arg("rtol") = 1e-3, nb::arg("atol") = 1e-7);
 }

@@ -55,6 +55,14 @@ class OpSchema {
   OpSchema& inputs(int min, int max) { min_in_ = min; max_in_ = max; return *this; }
   OpSchema& outputs(int min, int max) { min_out_ = min; max_out_ = max; return *this; }
   OpSchema& data_dependent() { capturable_ = false; return *this; }
+  // Output shapes depend on the values of these inputs only (Reshape's shape, Slice's starts...):
+  // when each of them is fixed for a given input-shape signature (an initializer, a Constant, a
+  // Shape of something), the step is capturable after all.
+  OpSchema& data_dependent_on(std::initializer_list<int> inputs) {
+    capturable_ = false;
+    shape_inputs_.assign(inputs.begin(), inputs.end());
+    return *this;
+  }
   OpSchema& infer(TypeInferenceFn fn) { infer_ = std::move(fn); return *this; }
   OpSchema& infer_shape(ShapeInferenceFn fn) { infer_shape_ = std::move(fn); return *this; }
   // Declares every attribute the op accepts in any opset (tools/onnx_attrs.py prints
@@ -71,6 +79,8 @@ class OpSchema {
   int since_version() const { return since_; }
   OpCategory op_category() const { return category_; }
   bool capturable() const { return capturable_; }
+  // The inputs whose values decide output shapes (empty: any value may).
+  const std::vector<int>& shape_inputs() const { return shape_inputs_; }
   int min_inputs() const { return min_in_; }
   int max_inputs() const { return max_in_; }
   int min_outputs() const { return min_out_; }
@@ -90,6 +100,7 @@ class OpSchema {
   int since_ = 1;
   OpCategory category_ = OpCategory::kOther;
   bool capturable_ = true;
+  std::vector<int> shape_inputs_;
   int min_in_ = 0, max_in_ = INT_MAX, min_out_ = 1, max_out_ = INT_MAX;
   TypeInferenceFn infer_;
   ShapeInferenceFn infer_shape_;

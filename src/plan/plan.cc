@@ -70,6 +70,14 @@ Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requ
   for (const ir::Value* v : graph.initializers())
     if (needed[static_cast<size_t>(v->index())]) add_slot(v, v->is_graph_input() ? SlotKind::kInput : SlotKind::kInitializer);
 
+  // Values fixed for a given input-shape signature: initializers that cannot be overridden,
+  // Constants, Shape/Size of anything, and deterministic functions of such values. A
+  // data-dependent op whose shape inputs are all fixed (Reshape to a constant shape) is no gap.
+  std::vector<bool> fixed(graph.values().size(), false);
+  for (const ir::Value* v : graph.initializers())
+    if (!v->is_graph_input()) fixed[static_cast<size_t>(v->index())] = true;
+  auto is_fixed = [&](const ir::Value* v) { return v && v->owner() == &graph && fixed[static_cast<size_t>(v->index())]; };
+
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!live[i]) continue;
     const ir::Node& n = *nodes[i];
@@ -78,6 +86,21 @@ Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requ
     st.node = &n;
     const ir::OpSchema* schema = ir::OpSchemaRegistry::get().find(n.op_type(), n.domain());
     st.gap = schema && !schema->capturable();
+    if (st.gap && !schema->shape_inputs().empty()) {
+      bool all_fixed = true;
+      for (int k : schema->shape_inputs())
+        if (k < n.num_inputs() && n.input(k) && !is_fixed(n.input(k))) all_fixed = false;
+      st.gap = !all_fixed;
+    }
+    bool outputs_fixed = n.domain().empty() && (n.op_type() == "Shape" || n.op_type() == "Size" || n.op_type() == "Constant");
+    if (!outputs_fixed && !st.gap && n.num_inputs() > 0 && n.subgraphs().empty()) {
+      outputs_fixed = true;
+      for (const ir::Value* v : n.inputs())
+        if (v && !is_fixed(v)) outputs_fixed = false;
+    }
+    if (outputs_fixed)
+      for (const ir::Value* v : n.outputs())
+        if (v) fixed[static_cast<size_t>(v->index())] = true;
     for (const ir::Value* v : n.inputs()) {
       const int s = p.slot_of(v);
       if (v && v->owner() == &graph && s < 0)

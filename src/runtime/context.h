@@ -1,62 +1,80 @@
-// Context: the mutable execution state of one caller of a Session. Sessions keep
-// a pool of contexts, so concurrent callers never share one.
+// Context: the mutable execution state of one caller of a Session (the DSP
+// document's per-thread execution context). A Session serves many contexts at
+// once; one context serves one call at a time. Session::run(feeds) takes a
+// context from the session's pool for each call; C and C++ callers that want the
+// zero-allocation replay path own one (Session::create_context, sdxCreateContext).
 //
-// Per input-shape signature (element types and shapes of the fed inputs) a
-// context goes through the first phases of the plan lifecycle:
+// Per requested-output set and input-shape signature a context keeps a PlanEntry
+// going through the plan lifecycle (see runtime/plan_phase.h):
 //   WARMUP        runs slot by slot, recording every slot's type and shape
 //                 (SessionOptions::warmup_runs runs, default 1);
-//   SHAPES_FROZEN every intermediate whose shape is stable and whose memory is
-//                 not shared (views, sequence items, outputs) gets planned
-//                 memory, allocated once with the memory planner; kernels asking
-//                 for exactly that type and shape write into it.
-// A call with a new signature starts its own warmup; nothing planned for one
-// signature is ever used for another.
+//   SHAPES_FROZEN every intermediate with a stable shape whose memory is not shared
+//                 gets planned memory, allocated once (buffer coloring or one arena);
+//                 requested outputs and the inputs get their own static buffers;
+//   CAPTURED      the next call binds every step (Kernel::prepare) into a ReplayHandle;
+//   REPLAYING     each later call copies the inputs in and walks the bound calls.
+// A call with another signature gets its own entry; nothing frozen for one
+// signature is ever used for another. Entries are accounted in the session's
+// PlanCache, which may evict or passivate them (see plan_cache.h).
 #pragma once
 
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "core/datum.h"
 #include "plan/memory_planner.h"
-#include "runtime/shape_recorder.h"
+#include "runtime/plan_cache.h"
+#include "runtime/plan_entry.h"
 
 namespace sdx::runtime {
 
-enum class PlanPhase : uint8_t { kWarmup, kShapesFrozen };
-const char* plan_phase_name(PlanPhase p);
-
-using ShapeSignature = std::vector<std::pair<DType, Shape>>;
+class Session;
 
 // Which slots get planned memory, as buffer requests (request_slot[i] = plan slot of request i):
 // intermediates with a recorded, stable, fixed-size type and shape whose memory is not shared,
-// that are not requested outputs and not produced by a data-dependent (gap) step.
+// that are not requested outputs and not produced by (or computed from) a data-dependent step.
 std::vector<plan::BufferRequest> planning_requests(const plan::Plan& plan, const std::vector<RecordedSlot>& recorded,
                                                    std::vector<int>* request_slot);
 
+// Slots whose shape may depend on input values: produced by a data-dependent (gap) step or
+// computed from one.
+std::vector<bool> tainted_slots(const plan::Plan& plan);
+
 class Context {
  public:
-  struct Entry {
-    ShapeSignature signature;
-    PlanPhase phase = PlanPhase::kWarmup;
-    int warmup_runs = 0;
-    std::unique_ptr<ShapeRecorder> recorder;
-    std::vector<Tensor> planned;  // by ir::Value index; undefined = not planned
-    plan::MemoryPlan memory;
-  };
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
 
-  // Signatures kept per context; the least recently used one beyond this is dropped with its
-  // memory, so a caller cycling through many shapes does not grow memory without bound.
-  static constexpr size_t kMaxSignatures = 8;
-
-  // The entry for a signature, created on first use (and marked most recently used).
-  Entry& entry_for(const ShapeSignature& signature, const plan::Plan& plan);
-  // Allocates planned memory from the warmup record and moves the entry to SHAPES_FROZEN.
-  Status freeze(Entry& entry, const plan::Plan& plan);
-  const std::vector<std::unique_ptr<Entry>>& entries() const { return entries_; }
+  // Results of the last successful run, in the order its outputs were requested. Valid until
+  // the next run on this context (replayed outputs live in the plan's static buffers).
+  size_t num_outputs() const { return outputs_.size(); }
+  const Datum& output(size_t i) const { return outputs_[i]; }
+  // The phase of the plan the last run used (WARMUP before the first run).
+  PlanPhase phase() const { return last_ ? last_->phase : PlanPhase::kWarmup; }
+  const PlanEntry* current() const { return last_; }
+  const std::vector<std::unique_ptr<PlanEntry>>& entries() const { return entries_; }
 
  private:
-  // Least recently used first. Few signatures per caller: a linear search is right.
-  std::vector<std::unique_ptr<Entry>> entries_;
+  friend class Session;
+  explicit Context(PlanCache* cache) : cache_(cache) {}
+
+  // Frees entries the cache evicted and hands passivated memory back to the pool.
+  void reclaim();
+  // The entry for a key, created (and admitted to the cache) on first use.
+  PlanEntry& entry_for(const std::vector<int>& outputs, const ShapeSignature& sig, ExecutionMode mode,
+                       uint64_t hash, const std::shared_ptr<const plan::Plan>& plan);
+  void release_memory(PlanEntry& e);
+  void drop(size_t i);
+
+  PlanCache* cache_;
+  std::vector<std::unique_ptr<PlanEntry>> entries_;  // few per caller: linear search is right
+  PlanEntry* last_ = nullptr;                        // the replay fast path checks this one first
+  std::vector<Datum> outputs_;
+  const PlanEntry* outputs_owner_ = nullptr;  // the replayed entry whose static outputs outputs_ holds
+  // Initializers this caller overrides (sdxMarkInputVariable): value index -> tensor owned here.
+  std::vector<std::pair<int, Tensor>> variables_;
 };
 
 }  // namespace sdx::runtime

@@ -72,17 +72,16 @@ class InterpreterContext final : public backend::KernelContext {
 Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported) {
   graph_ = &graph;
   SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs()), "planning graph '" + graph.name() + "'");
-  const plan::Plan& plan = plan_;
-  for (const plan::Step& step : plan.steps()) {
-    const ir::Node* n = step.node;
-    order_.push_back(n);
+  // Kernels for every node, live or not: plans for fewer outputs use subsets of them.
+  for (const auto& node : graph.nodes()) {
+    const ir::Node* n = node.get();
     const backend::KernelDef* def = backend::KernelRegistry::cpu().find(*n);
     if (!def) {
       unsupported->push_back(n);
-      kernels_.push_back(nullptr);
+      kernels_[n] = nullptr;
     } else {
       SDX_ASSIGN_OR_RETURN(std::unique_ptr<backend::Kernel> k, def->create(*n), "");
-      kernels_.push_back(std::move(k));
+      kernels_[n] = std::move(k);
     }
     for (const ir::Graph* sg : n->subgraphs()) {
       auto sub = std::make_unique<GraphExecutor>();
@@ -90,31 +89,39 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
       subgraphs_[sg] = std::move(sub);
     }
   }
-  // The frame is indexed by value (outer-scope reads resolve by value), so translate slots.
-  release_at_step_.assign(plan.steps().size(), {});
-  for (size_t step = 0; step < plan.steps().size(); ++step)
-    for (int slot : plan.release_at_step()[step])
-      release_at_step_[step].push_back(plan.slots()[static_cast<size_t>(slot)].value->index());
   return Status::ok();
 }
 
-Status GraphExecutor::run(Frame& frame) const {
+const backend::Kernel* GraphExecutor::kernel(const ir::Node* node) const {
+  auto it = kernels_.find(node);
+  return it == kernels_.end() ? nullptr : it->second.get();
+}
+
+Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) const {
+  const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
+  const backend::Kernel* k = kernel(&node);
+  if (!k) return unimplemented(node.describe() + " has no kernel");
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const ir::Value* v = node.input(i);
+    if (v && frame.lookup(v).is_empty())
+      return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
+  }
+  InterpreterContext ctx(node, frame, *this);
+  Status s = k->run(ctx);
+  if (!s.is_ok()) return s.with_context(node.describe());
+  return Status::ok();
+}
+
+Status GraphExecutor::run(Frame& frame, const plan::Plan& plan) const {
   for (const auto& v : graph_->values())
     if (v->is_initializer() && frame.slots[static_cast<size_t>(v->index())].is_empty())
       frame.slots[static_cast<size_t>(v->index())] = Datum::tensor(v->initializer());
-  for (size_t step = 0; step < order_.size(); ++step) {
-    const ir::Node& node = *order_[step];
-    if (!kernels_[step]) return unimplemented(node.describe() + " has no kernel");
-    InterpreterContext ctx(node, frame, *this);
-    for (int i = 0; i < node.num_inputs(); ++i) {
-      const ir::Value* v = node.input(i);
-      if (v && frame.lookup(v).is_empty())
-        return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
-    }
-    Status s = kernels_[step]->run(ctx);
-    if (!s.is_ok()) return s.with_context(node.describe());
-    if (frame.observer) frame.observer->on_step(static_cast<int>(step), node, frame);
-    for (int idx : release_at_step_[step]) frame.slots[static_cast<size_t>(idx)] = Datum();
+  for (size_t step = 0; step < plan.steps().size(); ++step) {
+    SDX_RETURN_IF_ERROR(run_step(plan, static_cast<int>(step), frame), "");
+    if (frame.observer) frame.observer->on_step(static_cast<int>(step), *plan.steps()[step].node, frame);
+    // The frame is indexed by value (outer-scope reads resolve by value).
+    for (int slot : plan.release_at_step()[step])
+      frame.slots[static_cast<size_t>(plan.slots()[static_cast<size_t>(slot)].value->index())] = Datum();
   }
   return Status::ok();
 }

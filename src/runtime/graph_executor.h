@@ -52,7 +52,13 @@ class GraphExecutor {
   Status prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported);
 
   // Binds initializers, then runs all nodes. Graph inputs must already be in frame.slots.
-  Status run(Frame& frame) const;
+  Status run(Frame& frame) const { return run(frame, plan_); }
+  // Same, following another plan of this graph (one compiled for fewer outputs).
+  Status run(Frame& frame, const plan::Plan& plan) const;
+  // Runs one step of `plan` in `frame` (no initializer binding, no releases).
+  Status run_step(const plan::Plan& plan, int step, Frame& frame) const;
+  // The kernel of a node of this graph (null when unsupported).
+  const backend::Kernel* kernel(const ir::Node* node) const;
 
   // Runs a subgraph prepared by this executor tree with positional inputs.
   Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, const Frame& parent, std::vector<Datum> inputs) const;
@@ -64,10 +70,7 @@ class GraphExecutor {
  private:
   const ir::Graph* graph_ = nullptr;
   plan::Plan plan_;
-  std::vector<const ir::Node*> order_;
-  std::vector<std::unique_ptr<backend::Kernel>> kernels_;
-  // release_at_step_[i]: values owned by this graph whose last reader is step i.
-  std::vector<std::vector<int>> release_at_step_;
+  std::unordered_map<const ir::Node*, std::unique_ptr<backend::Kernel>> kernels_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphExecutor>> subgraphs_;
 };
 

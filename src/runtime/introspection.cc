@@ -4,6 +4,7 @@
 
 #include "plan/plan.h"
 #include "runtime/context.h"
+#include "runtime/replay.h"
 
 namespace sdx::runtime {
 
@@ -24,53 +25,103 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     row.first = s.first;
     row.last = s.last;
     row.requested_output = s.requested_output;
+    row.producer_step = s.producer_step;
     if (s.producer_step >= 0) {
       const plan::Step& st = p.steps()[static_cast<size_t>(s.producer_step)];
       row.producer = st.node->op_type();
       row.gap = st.gap;
+      row.wiring = st.inputs;
     } else if (s.value->is_initializer()) {
       row.type = s.value->initializer().type_string();
       row.bytes = static_cast<int64_t>(s.value->initializer().nbytes());
     }
   }
   for (const auto& [name, d] : feeds) {
-    const ir::Value* v = g.find_value(name);
-    const int s = p.slot_of(v);
+    const int s = p.slot_of(g.find_value(name));
     if (s >= 0 && d.is_tensor()) {
       info.slots[static_cast<size_t>(s)].type = d.as_tensor().type_string();
       info.slots[static_cast<size_t>(s)].bytes = static_cast<int64_t>(d.as_tensor().nbytes());
     }
   }
-  ShapeRecorder recorder(p);
-  SDX_RETURN_IF_ERROR(session.run(feeds, {}, &recorder).status(), "warmup run");
+  // Positional feeds in input order when every input is a plain tensor.
+  std::vector<TensorArg> args;
+  for (const ValueInfo& in : session.inputs()) {
+    const Datum* d = nullptr;
+    for (const auto& [name, datum] : feeds)
+      if (name == in.name) d = &datum;
+    if (!d || !d->is_tensor() || in.type.kind != ir::TypeInfo::Kind::kTensor) break;
+    const Tensor& t = d->as_tensor();
+    args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
+  }
+  std::vector<RecordedSlot> shapes;
+  if (args.size() == session.inputs().size() && feeds.size() == args.size() &&
+      session.options().execution_mode != ExecutionMode::kSlotBySlot) {
+    std::unique_ptr<Context> ctx = session.create_context();
+    ExecutionReport rep;
+    // Warmup runs, then the capture run, then one replay.
+    for (int i = 0; i < session.options().warmup_runs + 2; ++i)
+      SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
+    const PlanEntry& e = *ctx->current();
+    shapes = e.shapes;
+    info.phase = plan_phase_name(e.phase);
+    info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
+    info.frozen_bytes = e.bytes;
+    if (e.replay) {
+      info.captured_steps = e.replay->count(NodePhase::kCaptured);
+      info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
+      info.bound_steps = e.replay->num_bound();
+    }
+    for (size_t i = 0; i < p.slots().size(); ++i) {
+      SlotReport& row = info.slots[i];
+      row.state = slot_state_name(e.slot_state(i));
+      if (e.replay && row.producer_step >= 0)
+        row.node_phase = node_phase_name(e.replay->node_phases()[static_cast<size_t>(row.producer_step)]);
+    }
+  } else {
+    ShapeRecorder recorder(p);
+    SDX_RETURN_IF_ERROR(session.run(feeds, {}, &recorder).status(), "warmup run");
+    shapes = recorder.slots();
+    info.phase = plan_phase_name(PlanPhase::kWarmup);
+    info.fallback = "inputs other than plain tensors run slot by slot";
+    for (SlotReport& row : info.slots) row.state = slot_state_name(SlotState::kWarmup);
+  }
   for (size_t i = 0; i < p.slots().size(); ++i) {
-    const RecordedSlot& r = recorder.slots()[i];
+    const RecordedSlot& r = shapes[i];
     SlotReport& row = info.slots[i];
-    row.view = r.shared;
+    row.view = r.shared || r.view_of >= 0;
     if (!r.seen) continue;
     row.type = std::string(dtype_name(r.dtype)) + r.shape.to_string();
     row.bytes = static_cast<int64_t>(dtype_storage_bytes(r.dtype, r.shape.numel()));
+    if (p.slots()[i].kind == plan::SlotKind::kIntermediate && r.view_of < 0) info.intermediate_bytes += row.bytes;
   }
-  // The same selection the executor freezes with: requested outputs, shared memory and gaps are excluded.
+  // The same selection the executor freezes with.
   std::vector<int> request_slot;
-  std::vector<plan::BufferRequest> requests = planning_requests(p, recorder.slots(), &request_slot);
+  std::vector<plan::BufferRequest> requests = planning_requests(p, shapes, &request_slot);
   SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
   for (size_t r = 0; r < requests.size(); ++r) {
     SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];
     row.color = info.memory.color[r];
     row.offset = info.memory.offset[r];
+    row.last = requests[r].last;
   }
   return info;
 }
 
 std::string format_introspection(const PlanIntrospection& info) {
   std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "plan: %d steps (%d gap, %d dead nodes filtered), %zu slots\n", info.num_steps,
-                info.num_gap_steps, info.num_dead_nodes, info.slots.size());
+  char line[640];
+  std::snprintf(line, sizeof line, "plan: %d steps (%d gap, %d dead nodes filtered), %zu slots; phase %s%s%s\n",
+                info.num_steps, info.num_gap_steps, info.num_dead_nodes, info.slots.size(), info.phase.c_str(),
+                info.fallback.empty() ? "" : " (", info.fallback.empty() ? "" : (info.fallback + ")").c_str());
   out += line;
-  std::snprintf(line, sizeof line, "%5s  %-28s %-12s %-14s %-11s %-22s %10s %6s %10s  %s\n", "slot", "name", "kind",
-                "producer", "liveness", "type", "bytes", "color", "offset", "notes");
+  if (info.phase == "REPLAYING" || info.phase == "CAPTURED") {
+    std::snprintf(line, sizeof line, "replay: %d captured steps (%d bound calls, %d through run()), %d gap, %d slot by slot\n",
+                  info.captured_steps, info.bound_steps, info.captured_steps - info.bound_steps, info.num_steps - info.captured_steps - info.slot_by_slot_steps,
+                  info.slot_by_slot_steps);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%5s  %-24s %-12s %-14s %-12s %-11s %-10s %-12s %-20s %10s %5s %9s  %s\n", "slot", "name",
+                "kind", "producer", "wiring", "liveness", "state", "node", "type", "bytes", "color", "offset", "notes");
   out += line;
   for (const SlotReport& r : info.slots) {
     std::string notes;
@@ -78,9 +129,13 @@ std::string format_introspection(const PlanIntrospection& info) {
     if (r.view) notes += "view ";
     if (r.gap) notes += "gap ";
     std::string live = "[" + std::to_string(r.first) + ", " + std::to_string(r.last) + "]";
-    std::string name = r.name.size() > 28 ? r.name.substr(0, 25) + "..." : r.name;
-    std::snprintf(line, sizeof line, "%5d  %-28s %-12s %-14s %-11s %-22s %10lld %6s %10s  %s\n", r.index, name.c_str(),
-                  r.kind.c_str(), r.producer.c_str(), live.c_str(), r.type.c_str(), static_cast<long long>(r.bytes),
+    std::string wiring;
+    for (int w : r.wiring) wiring += (wiring.empty() ? "" : ",") + (w >= 0 ? std::to_string(w) : std::string("-"));
+    if (wiring.size() > 12) wiring = wiring.substr(0, 9) + "...";
+    std::string name = r.name.size() > 24 ? r.name.substr(0, 21) + "..." : r.name;
+    std::snprintf(line, sizeof line, "%5d  %-24s %-12s %-14s %-12s %-11s %-10s %-12s %-20s %10lld %5s %9s  %s\n", r.index,
+                  name.c_str(), r.kind.c_str(), r.producer.c_str(), wiring.c_str(), live.c_str(), r.state.c_str(),
+                  r.node_phase.c_str(), r.type.c_str(), static_cast<long long>(r.bytes),
                   r.color >= 0 ? std::to_string(r.color).c_str() : "-",
                   r.offset >= 0 ? std::to_string(r.offset).c_str() : "-", notes.c_str());
     out += line;
@@ -88,6 +143,14 @@ std::string format_introspection(const PlanIntrospection& info) {
   out += plan::describe(info.memory) + "\n";
   out += "intermediates: one buffer per slot " + plan::format_bytes(info.memory.naive_bytes) + ", coloring " +
          plan::format_bytes(info.memory.coloring_bytes) + ", arena " + plan::format_bytes(info.memory.arena_bytes) + "\n";
+  char ratio[64] = "";
+  if (info.intermediate_bytes > 0)
+    std::snprintf(ratio, sizeof ratio, " (%.1f%% of %s, every intermediate with its own memory, outputs included)",
+                  100.0 * static_cast<double>(info.memory.planned_bytes()) / static_cast<double>(info.intermediate_bytes),
+                  plan::format_bytes(info.intermediate_bytes).c_str());
+  out += "planned " + plan::format_bytes(info.memory.planned_bytes()) + ratio + "\n";
+  if (info.frozen_bytes > 0)
+    out += "frozen memory held by the plan (intermediates + static inputs and outputs): " + plan::format_bytes(info.frozen_bytes) + "\n";
   return out;
 }
 

@@ -1,7 +1,10 @@
-// Plan introspection (the DSP document's PlanIntrospection): runs the model once
-// slot by slot on the given feeds (a warmup), records every slot's element type
-// and shape, and lays the intermediates out with the memory planner. Powers
-// `sdx inspect --plan` and Session introspection from Python.
+// Plan introspection (the DSP document's PlanIntrospection): drives a fresh
+// context of the session through the plan lifecycle on the given feeds (warmup,
+// freeze, capture, one replay) and reports what the plan became: per slot its
+// state, wiring, liveness, type, bytes and place in frozen memory, per step its
+// node phase, the current plan phase and the memory figures. Feeds that are not
+// plain tensors (sequences, optionals) get one observed slot-by-slot run instead.
+// Powers `sdx inspect --plan` and InferenceSession.introspect().
 //
 //   SDX_ASSIGN_OR_RETURN(PlanIntrospection info, introspect(*session, feeds), "");
 //   std::cout << format_introspection(info);
@@ -19,24 +22,33 @@ namespace sdx::runtime {
 struct SlotReport {
   int index = 0;
   std::string name;
-  std::string kind;      // input | initializer | intermediate
-  std::string producer;  // op type of the producing step ("" for inputs/initializers)
+  std::string kind;        // input | initializer | intermediate
+  std::string producer;    // op type of the producing step ("" for inputs/initializers)
+  int producer_step = -1;
+  std::vector<int> wiring;  // slots the producing step reads (-1: omitted or outer scope)
   int first = 0, last = 0;
   bool requested_output = false;
   bool view = false;  // aliases another slot's memory (Reshape, Identity, ...)
   bool gap = false;   // produced by a data-dependent step
-  std::string type;   // "float[1, 128]", "" when the slot held no tensor
+  std::string state;       // slot state: UNINITIALIZED, WARMUP, FROZEN, CAPTURING, REPLAYING, EVICTED
+  std::string node_phase;  // of the producing step once captured: CAPTURED, GAP, SLOT_BY_SLOT ("" otherwise)
+  std::string type;        // "float[1, 128]", "" when the slot held no tensor
   int64_t bytes = 0;
-  int color = -1;      // coloring buffer, -1 when not planned
-  int64_t offset = -1; // arena offset, -1 when not planned
+  int color = -1;       // coloring buffer, -1 when not planned
+  int64_t offset = -1;  // arena offset, -1 when not planned
 };
 
 struct PlanIntrospection {
   int num_steps = 0;
   int num_gap_steps = 0;
   int num_dead_nodes = 0;
+  std::string phase;     // the plan phase reached: REPLAYING when the plan could be captured
+  std::string fallback;  // why it did not replay ("" when it did)
+  int captured_steps = 0, bound_steps = 0, slot_by_slot_steps = 0;
   std::vector<SlotReport> slots;
   plan::MemoryPlan memory;
+  int64_t intermediate_bytes = 0;  // every intermediate that owns memory (views excluded), outputs included
+  int64_t frozen_bytes = 0;        // what the frozen plan holds: planned intermediates + static inputs/outputs
 };
 
 Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds);

@@ -1,11 +1,15 @@
 #include "runtime/session.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <map>
 
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/op_schema.h"
 #include "ir/type_inference.h"
 #include "ir/verifier.h"
+#include "runtime/replay.h"
 
 namespace sdx::runtime {
 
@@ -55,8 +59,17 @@ Status Session::init() {
   SDX_RETURN_IF_ERROR(executor_.prepare(*model_.graph, &unsupported), "");
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
   for (const ir::Value* v : model_.graph->inputs())
-    if (!v->is_initializer()) inputs_.push_back({v->name(), v->type()});
-  for (const ir::Value* v : model_.graph->outputs()) outputs_.push_back({v->name(), v->type()});
+    if (!v->is_initializer()) {
+      inputs_.push_back({v->name(), v->type()});
+      input_values_.push_back(v);
+    }
+  for (const ir::Value* v : model_.graph->outputs()) {
+    all_outputs_.push_back(static_cast<int>(outputs_.size()));
+    outputs_.push_back({v->name(), v->type()});
+  }
+  // The executor's own plan computes every output; it lives as long as the session.
+  full_plan_ = std::shared_ptr<const plan::Plan>(std::shared_ptr<void>(), &executor_.plan());
+  cache_ = std::make_unique<PlanCache>(options_.plan_cache_max_count, options_.plan_cache_budget_bytes());
   return Status::ok();
 }
 
@@ -70,120 +83,479 @@ Status Session::check_feed(const ValueInfo& info, const Datum& d) const {
   if (info.type.kind == Kind::kOptional) return Status::ok();
   if (!d.is_tensor()) return invalid_argument(where + ": expected a tensor");
   const Tensor& t = d.as_tensor();
-  if (info.type.kind == Kind::kTensor && info.type.elem != DType::kUndefined && t.dtype() != info.type.elem)
-    return invalid_argument(where + ": expected element type " + dtype_name(info.type.elem) + " but got " +
-                            dtype_name(t.dtype()));
+  TensorArg a{t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()};
+  return check_arg(info, a);
+}
+
+Status Session::check_arg(const ValueInfo& info, const TensorArg& a) const {
+  // Builds messages only on failure: a valid call allocates nothing here.
+  using Kind = ir::TypeInfo::Kind;
+  auto where = [&] { return "input '" + info.name + "'"; };
+  auto got = [&] {
+    std::vector<int64_t> dims(a.dims, a.dims + a.rank);
+    return dims_to_string(dims);
+  };
+  if (info.type.kind != Kind::kTensor)
+    return invalid_argument(where() + ": expected " + info.type.to_string() + ", which the positional run cannot take");
+  if (a.rank < 0 || (a.rank > 0 && !a.dims)) return invalid_argument(where() + ": invalid rank or dims");
+  int64_t numel = 1;
+  for (int i = 0; i < a.rank; ++i) {
+    if (a.dims[i] < 0) return invalid_argument(where() + ": negative dimension in shape " + got());
+    auto m = checked_mul(numel, a.dims[i]);
+    if (!m.is_ok()) return invalid_argument(where() + ": shape " + got() + " has too many elements");
+    numel = m.value();
+  }
+  if (numel > 0 && !a.data) return invalid_argument(where() + ": data is null");
+  if (info.type.elem != DType::kUndefined && a.dtype != info.type.elem)
+    return invalid_argument(where() + ": expected element type " + dtype_name(info.type.elem) + " but got " +
+                            dtype_name(a.dtype));
   if (info.type.shape) {
     const auto& dims = *info.type.shape;
-    if (static_cast<int>(dims.size()) != t.rank())
-      return invalid_argument(where + ": expected rank " + std::to_string(dims.size()) + " with shape " +
-                              info.type.shape_string() + " but got rank " + std::to_string(t.rank()) + " with shape " +
-                              t.shape().to_string());
-    for (int i = 0; i < t.rank(); ++i)
-      if (dims[static_cast<size_t>(i)].is_fixed() && dims[static_cast<size_t>(i)].value != t.shape()[i])
-        return invalid_argument(where + ": dimension " + std::to_string(i) + " must be " +
+    if (static_cast<int>(dims.size()) != a.rank)
+      return invalid_argument(where() + ": expected rank " + std::to_string(dims.size()) + " with shape " +
+                              info.type.shape_string() + " but got rank " + std::to_string(a.rank) + " with shape " +
+                              got());
+    for (int i = 0; i < a.rank; ++i)
+      if (dims[static_cast<size_t>(i)].is_fixed() && dims[static_cast<size_t>(i)].value != a.dims[i])
+        return invalid_argument(where() + ": dimension " + std::to_string(i) + " must be " +
                                 std::to_string(dims[static_cast<size_t>(i)].value) + " (expected shape " +
-                                info.type.shape_string() + ") but got shape " + t.shape().to_string());
+                                info.type.shape_string() + ") but got shape " + got());
+  }
+  return Status::ok();
+}
+
+int Session::input_index(const std::string& name) const {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Session::output_index(const std::string& name) const {
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::unique_ptr<Context> Session::create_context() const { return std::unique_ptr<Context>(new Context(cache_.get())); }
+
+std::shared_ptr<const plan::Plan> Session::plan_for(const std::vector<int>& outputs) const {
+  if (outputs == all_outputs_) return full_plan_;
+  std::lock_guard<std::mutex> lock(plans_mutex_);
+  for (const auto& [outs, p] : subset_plans_)
+    if (outs == outputs) return p;
+  std::vector<ir::Value*> values;
+  for (int o : outputs) values.push_back(model_.graph->outputs()[static_cast<size_t>(o)]);
+  auto compiled = plan::compile(*model_.graph, values);
+  if (!compiled.is_ok()) return full_plan_;  // cannot happen for graph outputs; the full plan is always right
+  auto p = std::make_shared<const plan::Plan>(std::move(compiled).value());
+  subset_plans_.emplace_back(outputs, p);
+  return p;
+}
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+bool signature_matches(const ShapeSignature& sig, const TensorArg* args, size_t n) {
+  if (sig.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [dt, shape] = sig[i];
+    if (dt != args[i].dtype || shape.rank() != args[i].rank) return false;
+    for (int d = 0; d < args[i].rank; ++d)
+      if (shape[d] != args[i].dims[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PlanEntry& Session::entry_for(Context& ctx, const TensorArg* args, const std::vector<int>& outputs) const {
+  // The fast path: the caller's previous plan, compared field by field (no hashing, no search).
+  PlanEntry* last = ctx.last_;
+  if (last && last->mode == options_.execution_mode && last->outputs == outputs &&
+      signature_matches(last->signature, args, inputs_.size()))
+    return *last;
+  // key = hash(output set, input-shape content, placeholder count, execution mode)
+  uint64_t h = mix(0, outputs.size());
+  for (int o : outputs) h = mix(h, static_cast<uint64_t>(o));
+  ShapeSignature sig;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    std::vector<int64_t> dims(args[i].dims, args[i].dims + args[i].rank);
+    h = mix(h, static_cast<uint64_t>(args[i].dtype));
+    h = mix(h, static_cast<uint64_t>(args[i].rank));
+    for (int64_t d : dims) h = mix(h, static_cast<uint64_t>(d));
+    sig.emplace_back(args[i].dtype, Shape(std::move(dims)));
+  }
+  h = mix(h, inputs_.size());
+  h = mix(h, static_cast<uint64_t>(options_.execution_mode));
+  PlanEntry& e = ctx.entry_for(outputs, sig, options_.execution_mode, h, plan_for(outputs));
+  ctx.last_ = &e;
+  return e;
+}
+
+Status Session::run_frame(const plan::Plan& plan, const TensorArg* args, const std::vector<int>& outputs, Context& ctx,
+                          StepObserver* observer, const std::vector<Tensor>* planned) const {
+  const ir::Graph& g = *model_.graph;
+  Frame frame(&g, nullptr);
+  frame.observer = observer;
+  frame.planned = planned;
+  std::vector<const Buffer*> caller_buffers;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    Tensor t = Tensor::borrow(args[i].dtype, Shape(std::vector<int64_t>(args[i].dims, args[i].dims + args[i].rank)),
+                              const_cast<void*>(args[i].data));
+    caller_buffers.push_back(t.buffer().get());
+    frame.slots[static_cast<size_t>(input_values_[i]->index())] = Datum::tensor(std::move(t));
+  }
+  for (const auto& [idx, t] : ctx.variables_) frame.slots[static_cast<size_t>(idx)] = Datum::tensor(t);
+  SDX_RETURN_IF_ERROR(executor_.run(frame, plan), "");
+  ctx.outputs_.clear();
+  for (int o : outputs) {
+    Datum d = frame.lookup(g.outputs()[static_cast<size_t>(o)]);
+    // Never keep the caller's input memory: it may change before the caller reads the output.
+    if (d.is_tensor() && d.as_tensor().buffer()) {
+      const Buffer* b = d.as_tensor().buffer().get();
+      for (const Buffer* cb : caller_buffers)
+        if (cb == b) {
+          SDX_ASSIGN_OR_RETURN(Tensor copy, d.as_tensor().clone(), "output");
+          d = Datum::tensor(std::move(copy));
+          break;
+        }
+    }
+    ctx.outputs_.push_back(std::move(d));
+  }
+  ctx.outputs_owner_ = nullptr;
+  return Status::ok();
+}
+
+Status Session::freeze(Context& ctx, PlanEntry& e) const {
+  const plan::Plan& plan = *e.plan;
+  const ir::Graph& g = plan.graph();
+  if (e.recorder) {
+    e.shapes = e.recorder->slots();
+    e.recorder.reset();
+  }
+  const std::vector<RecordedSlot>& rec = e.shapes;
+  std::vector<int> request_slot;
+  std::vector<plan::BufferRequest> requests = planning_requests(plan, rec, &request_slot);
+  SDX_ASSIGN_OR_RETURN(e.memory, plan::plan_memory(requests), "memory planning");
+  e.planned.assign(g.values().size(), Tensor());
+  PlanCache& cache = *cache_;
+  auto take = [&](int64_t bytes, DType dt) -> Result<FrozenBlock> {
+    std::shared_ptr<void> b = cache.pool().acquire(bytes, dt, Device::kCpu);
+    if (!b) return resource_exhausted("cannot allocate a " + plan::format_bytes(bytes) + " frozen buffer");
+    e.bytes += bytes;
+    return FrozenBlock{std::move(b), bytes, dt};
+  };
+  auto place = [&](int value, DType dt, const Shape& shape, const FrozenBlock& b, int64_t offset) {
+    e.planned[static_cast<size_t>(value)] = Tensor::borrow(dt, shape, static_cast<char*>(b.block.get()) + offset, b.block);
+  };
+  e.bytes = 0;
+  if (e.memory.chosen == plan::MemoryPlan::Strategy::kArena) {
+    SDX_ASSIGN_OR_RETURN(FrozenBlock b, take(e.memory.arena_bytes, DType::kUint8), "");
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const auto& slot = plan.slots()[static_cast<size_t>(request_slot[r])];
+      const RecordedSlot& rs = rec[static_cast<size_t>(request_slot[r])];
+      place(slot.value->index(), rs.dtype, rs.shape, b, e.memory.offset[r]);
+    }
+    e.blocks.push_back(std::move(b));
+  } else {
+    const size_t first = e.blocks.size();
+    for (int64_t bytes : e.memory.color_bytes) {
+      SDX_ASSIGN_OR_RETURN(FrozenBlock b, take(bytes, DType::kUint8), "");
+      e.blocks.push_back(std::move(b));
+    }
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const auto& slot = plan.slots()[static_cast<size_t>(request_slot[r])];
+      const RecordedSlot& rs = rec[static_cast<size_t>(request_slot[r])];
+      place(slot.value->index(), rs.dtype, rs.shape, e.blocks[first + static_cast<size_t>(e.memory.color[r])], 0);
+    }
+  }
+  // Requested outputs with a stable, value-independent shape get their own static buffers
+  // (never shared with intermediates: the caller reads them after the run).
+  std::vector<bool> tainted = tainted_slots(plan);
+  for (int o : e.outputs) {
+    const ir::Value* v = g.outputs()[static_cast<size_t>(o)];
+    const int s = plan.slot_of(v);
+    if (s < 0 || e.planned[static_cast<size_t>(v->index())].defined()) continue;
+    const plan::Slot& slot = plan.slots()[static_cast<size_t>(s)];
+    const RecordedSlot& rs = rec[static_cast<size_t>(s)];
+    if (slot.kind != plan::SlotKind::kIntermediate || !rs.seen || !rs.stable || rs.shared || rs.view_of >= 0 || tainted[static_cast<size_t>(s)] ||
+        !dtype_is_byte_addressable(rs.dtype))
+      continue;
+    SDX_ASSIGN_OR_RETURN(FrozenBlock b, take(static_cast<int64_t>(dtype_storage_bytes(rs.dtype, rs.shape.numel())), rs.dtype), "");
+    place(v->index(), rs.dtype, rs.shape, b, 0);
+    e.blocks.push_back(std::move(b));
+  }
+  // Static input buffers: replay copies each call's inputs here, so every address is fixed.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const auto& [dt, shape] = e.signature[i];
+    if (dt == DType::kString) {  // string objects: a tensor of its own, assigned element-wise on each call
+      SDX_ASSIGN_OR_RETURN(e.planned[static_cast<size_t>(input_values_[i]->index())], Tensor::allocate(dt, shape),
+                           "static input '" + inputs_[i].name + "'");
+      continue;
+    }
+    SDX_ASSIGN_OR_RETURN(FrozenBlock b, take(static_cast<int64_t>(dtype_storage_bytes(dt, shape.numel())), dt), "");
+    place(input_values_[i]->index(), dt, shape, b, 0);
+    e.blocks.push_back(std::move(b));
+  }
+  e.phase = PlanPhase::kShapesFrozen;
+  cache.account(&e);
+  (void)ctx;
+  return Status::ok();
+}
+
+Status Session::freeze_shapes(Context& ctx) const {
+  ctx.reclaim();
+  PlanEntry* e = ctx.last_;
+  if (!e) return failed_precondition("freeze_shapes: no run on this context yet; shapes are learned by a warmup run");
+  if (e->phase != PlanPhase::kWarmup) return Status::ok();
+  if (e->warmup_runs == 0 && e->shapes.empty())
+    return failed_precondition("freeze_shapes: the current plan has not completed a warmup run");
+  return freeze(ctx, *e);
+}
+
+Status Session::set_variable(Context& ctx, const std::string& name, const Tensor& value) const {
+  const ir::Value* v = model_.graph->find_value(name);
+  if (!v || !v->is_initializer())
+    return invalid_argument("'" + name + "' is not an initializer of the model, so it cannot be set as a variable");
+  const Tensor& init = v->initializer();
+  if (value.dtype() != init.dtype())
+    return invalid_argument("variable '" + name + "': expected element type " + dtype_name(init.dtype()) + " but got " +
+                            dtype_name(value.dtype()));
+  for (auto& [idx, t] : ctx.variables_) {
+    if (idx != v->index()) continue;
+    if (t.shape() == value.shape() && dtype_is_byte_addressable(t.dtype())) {
+      // Same type and shape: new values at the same address, so captured plans stay valid.
+      if (t.nbytes()) std::memcpy(t.raw_data(), value.raw_data(), t.nbytes());
+      return Status::ok();
+    }
+    SDX_ASSIGN_OR_RETURN(t, value.clone(), "variable '" + name + "'");
+    while (!ctx.entries_.empty()) ctx.drop(ctx.entries_.size() - 1);
+    return Status::ok();
+  }
+  SDX_ASSIGN_OR_RETURN(Tensor copy, value.clone(), "variable '" + name + "'");
+  ctx.variables_.emplace_back(v->index(), std::move(copy));
+  // Plans captured before may have read the initializer's values at prepare time.
+  while (!ctx.entries_.empty()) ctx.drop(ctx.entries_.size() - 1);
+  return Status::ok();
+}
+
+Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, const std::vector<int>& requested,
+                    ExecutionReport* report) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (num_inputs != inputs_.size())
+    return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs but " +
+                            std::to_string(num_inputs) + " were given");
+  for (size_t i = 0; i < num_inputs; ++i) SDX_RETURN_IF_ERROR(check_arg(inputs_[i], args[i]), "");
+  const std::vector<int>& outputs = requested.empty() ? all_outputs_ : requested;
+  for (int o : outputs)
+    if (o < 0 || o >= static_cast<int>(outputs_.size()))
+      return invalid_argument("output position " + std::to_string(o) + " is out of range: the model has " +
+                              std::to_string(outputs_.size()) + " outputs");
+  ctx.reclaim();
+  if (options_.execution_mode == ExecutionMode::kSlotBySlot) {
+    SDX_RETURN_IF_ERROR(run_frame(*plan_for(outputs), args, outputs, ctx, nullptr, nullptr), "");
+    if (report) {
+      *report = ExecutionReport();
+      report->slot_count = static_cast<int32_t>(plan_for(outputs)->slots().size());
+      report->fallback_reason = "execution mode SLOT_BY_SLOT";
+    }
+    return Status::ok();
+  }
+  PlanEntry& e = entry_for(ctx, args, outputs);
+  e.last_used.store(cache_->tick(), std::memory_order_relaxed);
+  const plan::Plan& plan = *e.plan;
+  const char* fallback = nullptr;
+  bool replayed = false;
+  // Passivated under memory pressure: re-freeze from the kept warmup record.
+  if (e.phase == PlanPhase::kWarmup && !e.shapes.empty()) {
+    e.passivated.store(false, std::memory_order_relaxed);
+    SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  }
+  auto output_values = [&] {
+    std::vector<const ir::Value*> vs;
+    for (int o : outputs) vs.push_back(model_.graph->outputs()[static_cast<size_t>(o)]);
+    return vs;
+  };
+  switch (e.phase) {
+    case PlanPhase::kWarmup: {
+      SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, e.recorder.get(), nullptr), "");
+      fallback = "warming up: recording shapes";
+      if (++e.warmup_runs >= options_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+      break;
+    }
+    case PlanPhase::kShapesFrozen: {
+      std::unique_ptr<ReplayHandle> h;
+      if (!e.no_replay_reason) {
+        SDX_ASSIGN_OR_RETURN(h, ReplayHandle::capture(executor_, e, input_values_, args, output_values(), ctx.variables_),
+                             "capture");
+      }
+      if (h) {
+        e.replay = std::move(h);
+        e.phase = PlanPhase::kCaptured;
+        ctx.outputs_.clear();
+        for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
+        ctx.outputs_owner_ = &e;
+        fallback = "capturing";
+      } else {
+        SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, nullptr, &e.planned), "");
+        fallback = e.no_replay_reason;
+      }
+      break;
+    }
+    case PlanPhase::kCaptured:
+    case PlanPhase::kReplaying: {
+      bool diverged = false;
+      SDX_RETURN_IF_ERROR(e.replay->replay(args, &diverged), "");
+      if (diverged) {
+        // An eagerly run step changed an output's type or shape with the input values: the bindings no
+        // longer hold. Run this call slot by slot in the frozen memory and stop replaying this plan.
+        e.replay.reset();
+        e.phase = PlanPhase::kShapesFrozen;
+        e.no_replay_reason = "a step's output shape depends on input values; replay stopped for this plan";
+        SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, nullptr, &e.planned), "");
+        fallback = e.no_replay_reason;
+        break;
+      }
+      e.phase = PlanPhase::kReplaying;
+      ++e.replays;
+      replayed = true;
+      if (ctx.outputs_owner_ != &e || ctx.outputs_.size() != outputs.size()) {
+        ctx.outputs_.clear();
+        for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
+        ctx.outputs_owner_ = &e;
+      } else {
+        for (size_t i = 0; i < outputs.size(); ++i)
+          if (!e.replay->output_is_static(i)) ctx.outputs_[i] = e.replay->output(i);
+      }
+      break;
+    }
+  }
+  ++e.calls;
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  e.avg_us += (us - e.avg_us) / static_cast<double>(std::min<int64_t>(e.calls, 100));
+  if (report) {
+    report->slot_count = static_cast<int32_t>(plan.slots().size());
+    report->mode_used = replayed ? ExecutionMode::kCpuReplay : ExecutionMode::kSlotBySlot;
+    report->phase = e.phase;
+    report->replay_count = e.replays;
+    report->call_count = e.calls;
+    report->avg_latency_us = e.avg_us;
+    report->peak_memory_bytes = e.bytes;
+    report->captured_steps = e.replay ? e.replay->count(NodePhase::kCaptured) : 0;
+    report->gap_steps = e.replay ? e.replay->count(NodePhase::kGap) : 0;
+    report->slot_by_slot_steps = e.replay ? e.replay->count(NodePhase::kSlotBySlot) : 0;
+    report->fallback_reason = fallback;
   }
   return Status::ok();
 }
 
 Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string, Datum>>& feeds,
-                                        const std::vector<std::string>& output_names, StepObserver* observer) const {
+                                        const std::vector<std::string>& output_names, StepObserver* observer,
+                                        ExecutionReport* report) const {
   const ir::Graph& g = *model_.graph;
-  Frame frame(&g, nullptr);
-  frame.observer = observer;
-  std::vector<bool> fed(inputs_.size(), false);
+  std::vector<int> outs;
+  for (const std::string& name : output_names) {
+    const int o = output_index(name);
+    if (o < 0) {
+      std::string names;
+      for (const auto& out : outputs_) names += (names.empty() ? "" : ", ") + out.name;
+      return invalid_argument("unknown output name '" + name + "'; the model's outputs are: " + names);
+    }
+    outs.push_back(o);
+  }
+  // Plain tensor feeds for every input go through the planned path; anything else (an observer,
+  // sequences, optionals, overridden initializers) runs slot by slot in a fresh frame.
+  std::vector<const Datum*> by_input(inputs_.size(), nullptr);
+  bool plannable = observer == nullptr;
+  std::vector<std::pair<const ir::Value*, const Datum*>> overrides;
   for (const auto& [name, datum] : feeds) {
-    size_t idx = 0;
-    while (idx < inputs_.size() && inputs_[idx].name != name) ++idx;
-    if (idx == inputs_.size()) {
+    const int idx = input_index(name);
+    if (idx < 0) {
       const ir::Value* v = g.find_value(name);
-      if (v && v->is_initializer()) {
-        // Overriding an initializer that is also a graph input is allowed (ONNX semantics).
-        bool is_input = false;
+      bool is_input = false;
+      if (v && v->is_initializer())
         for (const ir::Value* in : g.inputs()) is_input |= in == v;
-        if (is_input) {
-          frame.slots[static_cast<size_t>(v->index())] = datum;
-          continue;
-        }
+      if (is_input) {  // overriding an initializer that is also a graph input (ONNX semantics)
+        overrides.emplace_back(v, &datum);
+        plannable = false;
+        continue;
       }
       std::string names;
       for (const auto& in : inputs_) names += (names.empty() ? "" : ", ") + in.name;
       return invalid_argument("unknown input name '" + name + "'; the model's inputs are: " + names);
     }
-    SDX_RETURN_IF_ERROR(check_feed(inputs_[idx], datum), "");
-    frame.slots[static_cast<size_t>(g.find_value(name)->index())] = datum;
-    fed[idx] = true;
+    SDX_RETURN_IF_ERROR(check_feed(inputs_[static_cast<size_t>(idx)], datum), "");
+    by_input[static_cast<size_t>(idx)] = &datum;
+    if (!datum.is_tensor() || inputs_[static_cast<size_t>(idx)].type.kind != ir::TypeInfo::Kind::kTensor) plannable = false;
   }
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    if (!fed[i] && inputs_[i].type.kind != ir::TypeInfo::Kind::kOptional)
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (by_input[i]) continue;
+    if (inputs_[i].type.kind != ir::TypeInfo::Kind::kOptional)
       return invalid_argument("missing input '" + inputs_[i].name + "' (" + inputs_[i].type.to_string() + " with shape " +
                               inputs_[i].type.shape_string() + ")");
-  std::vector<const ir::Value*> wanted;
-  if (output_names.empty()) {
-    for (const ir::Value* v : g.outputs()) wanted.push_back(v);
-  } else {
-    for (const std::string& name : output_names) {
-      const ir::Value* found = nullptr;
-      for (const ir::Value* v : g.outputs())
-        if (v->name() == name) found = v;
-      if (!found) {
-        std::string names;
-        for (const auto& o : outputs_) names += (names.empty() ? "" : ", ") + o.name;
-        return invalid_argument("unknown output name '" + name + "'; the model's outputs are: " + names);
-      }
-      wanted.push_back(found);
-    }
+    plannable = false;
   }
-  // Planned memory, unless the caller observes the run itself or a feed is not a plain tensor.
-  std::unique_ptr<Context> ctx;
-  Context::Entry* entry = nullptr;
-  if (options_.execution_mode == ExecutionMode::kAuto && !observer) {
-    ShapeSignature sig;
-    bool plannable = true;
-    for (const ir::Value* in : g.inputs()) {
-      const Datum& d = frame.slots[static_cast<size_t>(in->index())];
-      if (d.is_tensor()) sig.emplace_back(d.as_tensor().dtype(), d.as_tensor().shape());
-      else if (!d.is_empty() || !in->is_initializer()) plannable = false;
+  if (plannable) {
+    std::vector<TensorArg> args;
+    for (const Datum* d : by_input) {
+      const Tensor& t = d->as_tensor();
+      args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
     }
-    if (plannable) {
-      ctx = acquire_context();
-      entry = &ctx->entry_for(sig, executor_.plan());
-      if (entry->phase == PlanPhase::kShapesFrozen) frame.planned = &entry->planned;
-      else frame.observer = entry->recorder.get();
-    }
-  }
-  Status status = executor_.run(frame);
-  if (status.is_ok() && entry && entry->phase == PlanPhase::kWarmup && ++entry->warmup_runs >= options_.warmup_runs)
-    status = ctx->freeze(*entry, executor_.plan());
-  std::vector<Datum> out;
-  if (status.is_ok()) {
-    out.reserve(wanted.size());
-    for (const ir::Value* v : wanted) {
-      // Never hand out planned memory (reused by the next run) or the caller's own input buffers.
-      Datum d = frame.lookup(v);
+    std::unique_ptr<Context> ctx = acquire_context();
+    Status s = run(*ctx, args.data(), args.size(), outs, report);
+    std::vector<Datum> out;
+    for (size_t i = 0; s.is_ok() && i < ctx->num_outputs(); ++i) {
+      // Never hand out frozen memory (reused by the next run) or the caller's own input buffers.
+      Datum d = ctx->output(i);
       if (d.is_tensor() && d.as_tensor().buffer() && d.as_tensor().buffer()->borrowed()) {
         auto copy = d.as_tensor().clone();
-        if (!copy.is_ok()) status = copy.status();
+        if (!copy.is_ok()) s = copy.status();
         else d = Datum::tensor(std::move(copy).value());
       }
       out.push_back(std::move(d));
     }
+    release_context(std::move(ctx));
+    if (!s.is_ok()) return s;
+    return out;
   }
-  // Intermediates must not outlive the context that owns their memory.
-  frame.slots.clear();
-  if (ctx) release_context(std::move(ctx));
-  if (!status.is_ok()) return status;
+  Frame frame(&g, nullptr);
+  frame.observer = observer;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (by_input[i]) frame.slots[static_cast<size_t>(input_values_[i]->index())] = *by_input[i];
+  for (const auto& [v, d] : overrides) frame.slots[static_cast<size_t>(v->index())] = *d;
+  const std::vector<int>& wanted = outs.empty() ? all_outputs_ : outs;
+  SDX_RETURN_IF_ERROR(executor_.run(frame, *plan_for(wanted)), "");
+  std::vector<Datum> out;
+  for (int o : wanted) {
+    Datum d = frame.lookup(g.outputs()[static_cast<size_t>(o)]);
+    if (d.is_tensor() && d.as_tensor().buffer() && d.as_tensor().buffer()->borrowed()) {
+      SDX_ASSIGN_OR_RETURN(Tensor copy, d.as_tensor().clone(), "output");
+      d = Datum::tensor(std::move(copy));
+    }
+    out.push_back(std::move(d));
+  }
+  if (report) {
+    *report = ExecutionReport();
+    report->slot_count = static_cast<int32_t>(plan_for(wanted)->slots().size());
+    report->fallback_reason = observer ? "observed run" : "inputs other than plain tensors";
+  }
   return out;
 }
 
 std::unique_ptr<Context> Session::acquire_context() const {
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  if (pool_.empty()) return std::make_unique<Context>();
-  std::unique_ptr<Context> ctx = std::move(pool_.back());
-  pool_.pop_back();
-  return ctx;
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!pool_.empty()) {
+      std::unique_ptr<Context> ctx = std::move(pool_.back());
+      pool_.pop_back();
+      return ctx;
+    }
+  }
+  return create_context();
 }
 
 void Session::release_context(std::unique_ptr<Context> ctx) const {

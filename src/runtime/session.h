@@ -4,6 +4,16 @@
 //   SDX_ASSIGN_OR_RETURN(auto session, Session::load_file("model.onnx"), "");
 //   std::vector<std::pair<std::string, Datum>> feeds = {{"x", Datum::tensor(x)}};
 //   SDX_ASSIGN_OR_RETURN(std::vector<Datum> outs, session->run(feeds, {"y"}), "");
+//
+// The positional path on a caller-owned Context is the fast one: once the plan is
+// captured it replays with no allocation at all.
+//
+//   std::unique_ptr<Context> ctx = session->create_context();
+//   const int64_t dims[] = {1, 16};
+//   TensorArg x{DType::kFloat32, dims, 2, data};
+//   ExecutionReport rep;
+//   SDX_RETURN_IF_ERROR(session->run(*ctx, &x, 1, {}, &rep), "");
+//   const Tensor& y = ctx->output(0).as_tensor();   // valid until the next run on ctx
 #pragma once
 
 #include <memory>
@@ -16,8 +26,11 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "runtime/context.h"
+#include "runtime/execution_report.h"
 #include "runtime/graph_executor.h"
+#include "runtime/plan_cache.h"
 #include "runtime/session_options.h"
+#include "runtime/tensor_arg.h"
 
 namespace sdx::runtime {
 
@@ -46,12 +59,38 @@ class Session {
   // `observer`, when given, sees every top-level step (warmup shape recording, introspection).
   Result<std::vector<Datum>> run(const std::vector<std::pair<std::string, Datum>>& feeds,
                                  const std::vector<std::string>& output_names = {},
-                                 StepObserver* observer = nullptr) const;
+                                 StepObserver* observer = nullptr, ExecutionReport* report = nullptr) const;
+
+  // A context for the positional path; it must not outlive the session and serves one
+  // call at a time.
+  std::unique_ptr<Context> create_context() const;
+  // Positional run: one TensorArg per inputs() entry, in order. `outputs` are positions in
+  // outputs() (empty = all). Results stay in ctx (ctx.output(i)) until its next run.
+  Status run(Context& ctx, const TensorArg* inputs, size_t num_inputs, const std::vector<int>& outputs = {},
+             ExecutionReport* report = nullptr) const;
+  // Freezes the shapes of ctx's current plan now instead of after the configured warmup
+  // runs (sdxFreezeShapes). Needs one warmup run with the shapes to freeze.
+  Status freeze_shapes(Context& ctx) const;
+  // Overrides an initializer for runs on ctx (sdxMarkInputVariable); the tensor is copied.
+  // A new element type or shape drops ctx's plans.
+  Status set_variable(Context& ctx, const std::string& name, const Tensor& value) const;
+  // Position of an input/output by name, or -1.
+  int input_index(const std::string& name) const;
+  int output_index(const std::string& name) const;
+  PlanCacheStats cache_stats() const { return cache_->stats(); }
 
  private:
   Session() = default;
   Status init();
   Status check_feed(const ValueInfo& info, const Datum& d) const;
+  Status check_arg(const ValueInfo& info, const TensorArg& a) const;
+  // The entry for this call's key: ctx's last one when it matches (no hashing), else found or created.
+  PlanEntry& entry_for(Context& ctx, const TensorArg* inputs, const std::vector<int>& outputs) const;
+  std::shared_ptr<const plan::Plan> plan_for(const std::vector<int>& outputs) const;
+  // One slot-by-slot run: observer (warmup recorder) and planned memory optional.
+  Status run_frame(const plan::Plan& plan, const TensorArg* inputs, const std::vector<int>& outputs, Context& ctx,
+                   StepObserver* observer, const std::vector<Tensor>* planned) const;
+  Status freeze(Context& ctx, PlanEntry& e) const;
 
   std::unique_ptr<Context> acquire_context() const;
   void release_context(std::unique_ptr<Context> ctx) const;
@@ -59,7 +98,14 @@ class Session {
   ir::Model model_;
   SessionOptions options_;
   std::vector<ValueInfo> inputs_, outputs_;
+  std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor executor_;
+  std::vector<int> all_outputs_;  // 0..outputs()-1
+  std::shared_ptr<const plan::Plan> full_plan_;
+  // Plans for other requested-output sets, compiled on first use.
+  mutable std::mutex plans_mutex_;
+  mutable std::vector<std::pair<std::vector<int>, std::shared_ptr<const plan::Plan>>> subset_plans_;
+  std::unique_ptr<PlanCache> cache_;
   // Idle per-caller contexts. A caller takes one for the duration of run() and gives it
   // back; the mutex guards only this list, never a run.
   mutable std::mutex pool_mutex_;

@@ -7,16 +7,27 @@
 
 namespace sdx::runtime {
 
+// The DSP document's GraphExecutionMode, as far as sdx implements it (ids kept).
 enum class ExecutionMode : uint8_t {
-  kAuto,        // warm up, then run with memory planned per input-shape signature
-  kSlotBySlot,  // every run allocates each intermediate afresh (the reference path)
+  kAuto = 0,        // the best mode available: CPU_REPLAY on the CPU
+  kSlotBySlot = 1,  // every run allocates each intermediate afresh (the reference path)
+  kCpuReplay = 16,  // warm up, freeze shapes, capture bound kernel calls, then replay them
 };
 const char* execution_mode_name(ExecutionMode m);
+// Accepts names (case-insensitive) and ids; false when unknown.
+bool parse_execution_mode(const std::string& text, ExecutionMode* out);
 
 struct SessionOptions {
   ExecutionMode execution_mode = ExecutionMode::kAuto;
   // Runs per input-shape signature that record shapes before memory is frozen (>= 1).
   int warmup_runs = 1;
+  // Plan cache: at most this many plans (one per caller context, output set and input
+  // shapes) hold frozen memory; the least recently used beyond it is evicted.
+  int plan_cache_max_count = 32;
+  // ... and together they hold at most this fraction of physical memory.
+  double plan_cache_memory_fraction = 0.25;
+  // An explicit budget in bytes instead of the fraction (0 = use the fraction).
+  int64_t plan_cache_memory_budget_bytes = 0;
   // Intra-op threads for kernels that parallelize (0 = default: physical cores).
   int intra_op_num_threads = 0;
   // Log level: 0 = errors only, 1 = warnings, 2 = info, 3 = verbose.
@@ -24,6 +35,8 @@ struct SessionOptions {
 
   // Overlays SDX_* environment variables onto `base`.
   static SessionOptions from_env(SessionOptions base);
+  // plan_cache_memory_fraction of this machine's physical memory, in bytes.
+  int64_t plan_cache_budget_bytes() const;
 };
 
 }  // namespace sdx::runtime

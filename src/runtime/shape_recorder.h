@@ -1,8 +1,9 @@
 // ShapeRecorder: the warmup observer. During a top-level run it records, per
-// plan slot, the element type and shape each step produced, and which slots
-// share memory with another slot (views such as Reshape/Identity, tensors kept
-// inside sequences, outer values passed out of a subgraph). Shared slots must
-// not live in planned memory: their buffer outlives the slot's own liveness.
+// plan slot, the element type and shape each step produced, which slots are
+// views of another slot's memory (Reshape, Identity, Squeeze...: view_of names
+// the root slot that owns the buffer) and which share memory with a sequence
+// (shared). The planner gives a view's root liveness until the view's last
+// reader; shared slots stay out of planned memory.
 //
 //   ShapeRecorder rec(executor.plan());
 //   session.run(feeds, {}, &rec);          // once per warmup run
@@ -19,7 +20,8 @@ namespace sdx::runtime {
 struct RecordedSlot {
   bool seen = false;    // a step produced a tensor here in some run
   bool stable = true;   // same type and shape in every recorded run
-  bool shared = false;  // its memory is also reachable through another slot or a sequence
+  bool shared = false;  // its memory is also held by a sequence (or by a view of unknown lifetime)
+  int view_of = -1;     // a view (Reshape, Identity, Split...) of this slot's memory: the root slot
   DType dtype = DType::kUndefined;
   Shape shape;
 };

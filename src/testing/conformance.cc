@@ -9,6 +9,7 @@
 #include "core/float16.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "runtime/session.h"
+#include "runtime/execution_report.h"
 
 namespace sdx::testing {
 namespace fs = std::filesystem;
@@ -159,17 +160,25 @@ CaseResult run_conformance_case(const std::string& case_dir, double rtol, double
       if (!v.is_ok()) return finish(CaseResult::kFailed, "reading " + p.string() + ": " + v.status().to_string());
       feeds.emplace_back(in->name(), std::move(v).value());
     }
-    // Two runs per data set: the first warms up (slot by slot, fresh memory), the second runs
-    // with memory frozen for this shape signature. Both must match the reference, and the
-    // second must be bitwise identical to the first.
+    // Four runs per data set, through the whole plan lifecycle: the first warms up (slot by slot,
+    // fresh memory) and freezes, the second captures, the third and fourth replay. All must match
+    // the reference, and every later run must be bitwise identical to the first.
     std::vector<Datum> first;
-    for (int pass = 0; pass < 2; ++pass) {
-      const char* which = pass == 0 ? "" : " (planned-memory run)";
-      auto outs = (*session)->run(feeds);
+    static const char* const kWhich[] = {"", " (capture run)", " (replay run)", " (second replay run)"};
+    for (int pass = 0; pass < 4; ++pass) {
+      const char* which = kWhich[pass];
+      runtime::ExecutionReport rep;
+      auto outs = (*session)->run(feeds, {}, nullptr, &rep);
       if (!outs.is_ok()) {
         const Status& s = outs.status();
         return finish(s.code() == StatusCode::kUnimplemented ? CaseResult::kSkipped : CaseResult::kFailed,
                       std::string("run") + which + ": " + s.to_string());
+      }
+      if (pass == 3) {
+        r.replayed = rep.mode_used == runtime::ExecutionMode::kCpuReplay;
+        r.replay_note = r.replayed ? std::to_string(rep.captured_steps) + " captured, " + std::to_string(rep.gap_steps) +
+                                         " gap, " + std::to_string(rep.slot_by_slot_steps) + " slot-by-slot steps"
+                                   : (rep.fallback_reason ? rep.fallback_reason : "not replayed");
       }
       for (size_t i = 0; i < graph.outputs().size(); ++i) {
         fs::path p = ds / ("output_" + std::to_string(i) + ".pb");
@@ -177,11 +186,11 @@ CaseResult run_conformance_case(const std::string& case_dir, double rtol, double
         if (!ref.is_ok()) return finish(CaseResult::kFailed, "reading " + p.string() + ": " + ref.status().to_string());
         Status s = compare_datum(outs.value()[i], ref.value(), rtol, atol);
         if (!s.is_ok()) return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() + "'" + which + ": " + s.message());
-        if (pass == 1) {
+        if (pass > 0) {
           s = compare_datum(outs.value()[i], first[i], 0.0, 0.0);
           if (!s.is_ok())
-            return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() +
-                                                   "' differs between the warmup and the planned-memory run: " + s.message());
+            return finish(CaseResult::kFailed, "output '" + graph.outputs()[i]->name() + "' differs between the warmup run and the" +
+                                                   which + ": " + s.message());
         }
       }
       if (pass == 0) first = std::move(outs).value();

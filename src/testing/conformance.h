@@ -20,6 +20,9 @@ struct CaseResult {
   Outcome outcome = kFailed;
   std::string reason;  // empty when passed
   double millis = 0;
+  // Whether the data sets' later runs replayed a captured plan (CPU_REPLAY), and if not why.
+  bool replayed = false;
+  std::string replay_note;
 };
 
 const char* outcome_name(CaseResult::Outcome o);

@@ -33,6 +33,16 @@ def test_pass_rate(report):
     assert rate >= MIN_PASS_RATE, f"pass rate {rate:.3f} below {MIN_PASS_RATE}"
 
 
+def test_passing_cases_replay_bitwise_identically(report):
+    """Every passing case ran warmup (slot by slot), capture and two replays, each compared bitwise with
+    the slot-by-slot run (a difference fails the case). Only cases whose inputs are not plain tensors
+    (sequences, optionals) may stay slot by slot."""
+    assert report["replayed"] > 0.9 * report["passed"]
+    for case in report["cases"]:
+        if case["status"] == "passed" and not case["replayed"]:
+            assert case["replay_note"] == "inputs other than plain tensors", (case["name"], case["replay_note"])
+
+
 def test_every_case_has_status_and_failures_have_reasons(report):
     assert len(report["cases"]) == report["total"]
     for case in report["cases"]:

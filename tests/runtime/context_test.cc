@@ -43,20 +43,15 @@ uint64_t allocations_of(const Session& s, const Tensor& x, std::vector<float>* o
   return used;
 }
 
-TEST(Context, FrozenRunsAllocateOnlyOutputsAndMatchWarmup) {
+TEST(Context, ReplayAllocatesOnlyTheReturnedCopiesAndMatchesWarmup) {
   auto s = chain();
   Tensor x = ramp(1024, 0.5f);
-  std::vector<float> warm, frozen, again;
-  const uint64_t warm_allocs = allocations_of(*s, x, &warm);
-  const uint64_t frozen_allocs = allocations_of(*s, x, &frozen);
-  const uint64_t again_allocs = allocations_of(*s, x, &again);
-  // Four node outputs, plus the planned memory allocated at freeze: v0, v1, v2 live over [0,1],
-  // [1,2], [2,3], so coloring needs two buffers (v2 reuses v0's).
-  EXPECT_EQ(warm_allocs, 4u + 2u);
-  EXPECT_EQ(frozen_allocs, 1u);     // only the requested output (handed to the caller)
-  EXPECT_EQ(again_allocs, 1u);
-  EXPECT_EQ(warm, frozen);
-  EXPECT_EQ(warm, again);
+  std::vector<float> warm, captured, replayed;
+  allocations_of(*s, x, &warm);                        // WARMUP, then freeze
+  allocations_of(*s, x, &captured);                    // capture
+  EXPECT_EQ(allocations_of(*s, x, &replayed), 1u);     // replay: only the copy handed to the caller
+  EXPECT_EQ(warm, captured);
+  EXPECT_EQ(warm, replayed);
   for (size_t i = 0; i < warm.size(); ++i) ASSERT_EQ(warm[i], -std::max(0.f, -std::max(0.f, ramp(1024, 0.5f).data<float>()[i])));
 }
 
@@ -85,10 +80,22 @@ TEST(Context, SlotBySlotModeAndWarmupCount) {
   SessionOptions three;
   three.warmup_runs = 3;
   auto w = chain(three);
-  EXPECT_EQ(allocations_of(*w, x, &y), 4u);
-  EXPECT_EQ(allocations_of(*w, x, &y), 4u);
-  EXPECT_EQ(allocations_of(*w, x, &y), 6u);  // third warmup run, then freeze (two planned buffers)
-  EXPECT_EQ(allocations_of(*w, x, &y), 1u);
+  auto ctx = w->create_context();
+  const int64_t dims[] = {64};
+  TensorArg arg{DType::kFloat32, dims, 1, x.raw_data()};
+  ExecutionReport rep;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(w->run(*ctx, &arg, 1, {}, &rep).is_ok());
+    EXPECT_EQ(rep.mode_used, ExecutionMode::kSlotBySlot);
+  }
+  EXPECT_EQ(ctx->phase(), PlanPhase::kShapesFrozen);  // frozen after the third warmup run
+  ASSERT_TRUE(w->run(*ctx, &arg, 1, {}, &rep).is_ok());
+  EXPECT_EQ(ctx->phase(), PlanPhase::kCaptured);
+  ASSERT_TRUE(w->run(*ctx, &arg, 1, {}, &rep).is_ok());
+  EXPECT_EQ(ctx->phase(), PlanPhase::kReplaying);
+  EXPECT_EQ(rep.mode_used, ExecutionMode::kCpuReplay);
+  EXPECT_EQ(rep.replay_count, 1);
+  EXPECT_EQ(rep.call_count, 5);
 }
 
 TEST(Context, OutputsNeverAliasPlannedMemory) {
@@ -104,23 +111,35 @@ TEST(Context, OutputsNeverAliasPlannedMemory) {
   EXPECT_EQ(std::vector<float>(kept.data<float>(), kept.data<float>() + kept.numel()), before);
 }
 
-TEST(Context, KeepsABoundedNumberOfSignatures) {
-  auto s = chain();
+TEST(Context, PlanCacheCountCapEvictsTheLeastRecentlyUsed) {
+  SessionOptions opts;
+  opts.plan_cache_max_count = 4;
+  auto s = chain(opts);
   std::vector<float> y, first;
   allocations_of(*s, ramp(4, 0.f), &first);
   for (int n = 5; n < 30; ++n) allocations_of(*s, ramp(n, 0.f), &y);  // 25 more shapes
-  // The oldest signature was dropped with its memory, so it warms up again: correct results.
+  EXPECT_EQ(s->cache_stats().entries, 4);
+  EXPECT_GE(s->cache_stats().evictions, 22);
+  // The oldest signature was evicted with its memory, so it warms up again: correct results.
   allocations_of(*s, ramp(4, 0.f), &y);
   EXPECT_EQ(y, first);
 
-  Context ctx;
-  const plan::Plan& p = s->plan();
-  for (int n = 0; n < 20; ++n) ctx.entry_for({{DType::kFloat32, Shape{n}}}, p);
-  EXPECT_EQ(ctx.entries().size(), Context::kMaxSignatures);
-  EXPECT_EQ(ctx.entries().back()->signature[0].second, (Shape{19}));
-  ctx.entry_for({{DType::kFloat32, Shape{12}}}, p);  // a hit moves to most recent
-  EXPECT_EQ(ctx.entries().back()->signature[0].second, (Shape{12}));
-  EXPECT_EQ(ctx.entries().size(), Context::kMaxSignatures);
+  auto ctx = s->create_context();
+  std::vector<int64_t> dims(1);
+  Tensor x = ramp(64, 0.f);
+  for (int n = 1; n <= 6; ++n) {
+    dims[0] = n;
+    TensorArg arg{DType::kFloat32, dims.data(), 1, x.raw_data()};
+    ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
+  }
+  // The entries of this context beyond the cap were marked EVICTED and are freed on its next run.
+  int evicted = 0;
+  for (const auto& e : ctx->entries()) evicted += e->evicted.load() ? 1 : 0;
+  EXPECT_GE(evicted, 1);  // the ones evicted earlier were already freed by the runs since
+  EXPECT_EQ(ctx->entries().front()->slot_state(0), SlotState::kEvicted);
+  TensorArg arg{DType::kFloat32, dims.data(), 1, x.raw_data()};
+  ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
+  for (const auto& e : ctx->entries()) EXPECT_FALSE(e->evicted.load());
 }
 
 }  // namespace

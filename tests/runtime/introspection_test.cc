@@ -32,6 +32,12 @@ std::unique_ptr<Session> chain_session() {
   return std::move(s).value();
 }
 
+int p_slot(const PlanIntrospection& info, const std::string& name) {
+  for (const SlotReport& r : info.slots)
+    if (r.name == name) return r.index;
+  return -2;
+}
+
 TEST(Introspection, RecordsShapesViewsAndPlansMemory) {
   auto s = chain_session();
   Tensor x = Tensor::allocate(DType::kFloat32, Shape{4, 8}, cpu_allocator(), true).value();
@@ -47,14 +53,23 @@ TEST(Introspection, RecordsShapesViewsAndPlansMemory) {
   EXPECT_EQ(row("a_out").type, "float[4, 8]");
   EXPECT_EQ(row("a_out").bytes, 128);
   EXPECT_EQ(row("c_out").type, "float[32]");
-  EXPECT_TRUE(row("c_out").view);  // Reshape aliases its input...
-  EXPECT_TRUE(row("b_out").view);  // ...so the aliased slot is kept out of shared memory too
+  EXPECT_TRUE(row("c_out").view);   // Reshape aliases its input...
+  EXPECT_FALSE(row("b_out").view);  // ...whose slot owns the memory and lives until c_out's last reader
+  EXPECT_EQ(row("c_out").color, -1);
+  EXPECT_GE(row("b_out").color, 0);
+  EXPECT_EQ(row("b_out").last, 3);  // its last reader is the Reshape (step 2); its view's is step 3
+  // Introspection drives the plan through its lifecycle: every step captured, the plan replaying.
+  EXPECT_EQ(info->phase, "REPLAYING");
+  EXPECT_EQ(info->captured_steps, 4);
+  EXPECT_EQ(row("a_out").state, "REPLAYING");
+  EXPECT_EQ(row("c_out").node_phase, "CAPTURED");  // the view keeps its address from call to call
+  EXPECT_EQ(row("c_out").wiring, (std::vector<int>{p_slot(*info, "b_out"), p_slot(*info, "shape")}));
   EXPECT_TRUE(row("d_out").requested_output);
   EXPECT_EQ(row("d_out").color, -1);
   EXPECT_GE(row("a_out").color, 0);
-  // Planned: only a_out is shareable here (b/c are views, d is the output).
-  EXPECT_EQ(info->memory.naive_bytes, 128);
-  EXPECT_EQ(info->memory.planned_bytes(), 128);
+  // a_out [0, 1] and b_out [1, 3] (through its view) overlap: two buffers.
+  EXPECT_EQ(info->memory.naive_bytes, 256);
+  EXPECT_EQ(info->memory.planned_bytes(), 256);
   std::string text = format_introspection(*info);
   EXPECT_NE(text.find("c_out"), std::string::npos);
   EXPECT_NE(text.find("one buffer per slot"), std::string::npos);

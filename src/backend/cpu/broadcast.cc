@@ -45,6 +45,7 @@ Result<BroadcastPlan> BroadcastPlan::make(const std::vector<Shape>& inputs) {
   plan.num_inputs_ = static_cast<int>(n);
   plan.identity_.resize(n);
   for (size_t i = 0; i < n; ++i) plan.identity_[i] = inputs[i].dims() == out;
+  for (const Shape& s : inputs) plan.in_numel_.push_back(s.numel());
 
   // Collapse: drop output dims of size 1, then merge neighbours whose broadcast
   // pattern (input dim == output dim, or input dim is 1) matches for every input.

@@ -20,7 +20,9 @@
 // read only in_offsets[0] in for_each_run; the target needs no data pointer.
 //
 // A plan holds only shapes; build it in run() (shapes are known there) and use it
-// from one thread at a time, or share it read-only: for_each_* are const.
+// from one thread at a time, or share it read-only: for_each_* are const. Bound
+// kernels build it in prepare() and walk it on every replay: the walks allocate
+// nothing while the collapsed rank and the number of inputs are at most 8.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/small_buffer.h"
 #include "core/shape.h"
 #include "core/status.h"
 
@@ -47,6 +50,11 @@ class BroadcastPlan {
   int64_t numel() const { return out_shape_.numel(); }
   // True when input i has the output's shape exactly (it can be read linearly).
   bool is_identity(int i) const { return identity_[static_cast<size_t>(i)]; }
+  // Element count of input i. Equal to numel(): the input reads linearly (same layout as the
+  // output, up to size-1 dims); 1: one element feeds every output element.
+  int64_t input_numel(int i) const { return in_numel_[static_cast<size_t>(i)]; }
+  // Elements per for_each_run call (the innermost collapsed dim; 1 for a scalar output).
+  int64_t run_length() const { return dims_.empty() ? 1 : dims_.back(); }
 
   // Visits the output in contiguous runs along the innermost collapsed dim:
   //   fn(int64_t out_offset, const int64_t* in_offsets, const int64_t* in_steps, int64_t count)
@@ -58,7 +66,7 @@ class BroadcastPlan {
   // Per element: fn(int64_t out_offset, const int64_t* in_offsets).
   template <typename F>
   void for_each(F&& fn) const {
-    std::vector<int64_t> idx(static_cast<size_t>(num_inputs_));
+    SmallBuffer<int64_t, kInlineDims> idx(static_cast<size_t>(num_inputs_), 0);
     for_each_run([&](int64_t out, const int64_t* in, const int64_t* step, int64_t n) {
       for (int64_t k = 0; k < n; ++k) {
         for (int i = 0; i < num_inputs_; ++i) idx[static_cast<size_t>(i)] = in[i] + k * step[i];
@@ -68,9 +76,13 @@ class BroadcastPlan {
   }
 
  private:
+  // Collapsed rank / input count up to which the walks keep their counters on the stack.
+  static constexpr size_t kInlineDims = 8;
+
   Shape out_shape_;
   int num_inputs_ = 0;
   std::vector<bool> identity_;
+  std::vector<int64_t> in_numel_;
   // Collapsed iteration space: dims_[d] and strides_[i * rank + d] for input i (0 = broadcast).
   std::vector<int64_t> dims_;
   std::vector<int64_t> strides_;
@@ -103,7 +115,7 @@ void BroadcastPlan::for_each_run(F&& fn) const {
   if (out_shape_.numel() == 0) return;
   const int rank = static_cast<int>(dims_.size());
   const size_t n = static_cast<size_t>(num_inputs_);
-  std::vector<int64_t> offs(n, 0), steps(n, 0);
+  SmallBuffer<int64_t, kInlineDims> offs(n, 0), steps(n, 0);
   if (rank == 0) {
     fn(int64_t{0}, offs.data(), steps.data(), int64_t{1});
     return;
@@ -111,7 +123,7 @@ void BroadcastPlan::for_each_run(F&& fn) const {
   const int inner = rank - 1;
   const int64_t count = dims_[static_cast<size_t>(inner)];
   for (size_t i = 0; i < n; ++i) steps[i] = strides_[i * static_cast<size_t>(rank) + static_cast<size_t>(inner)];
-  std::vector<int64_t> counter(static_cast<size_t>(rank), 0);
+  SmallBuffer<int64_t, kInlineDims> counter(static_cast<size_t>(rank), 0);
   const int64_t outer = out_shape_.numel() / count;
   int64_t out = 0;
   for (int64_t r = 0; r < outer; ++r, out += count) {

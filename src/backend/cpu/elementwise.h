@@ -12,14 +12,22 @@
 //
 // 16-bit floats are widened to float for the functor (compute_t) and narrowed on
 // store. Functors with attributes override init(node) (parsed once at load).
+//
+// Every template here also has a bound form (prepare()): shapes, the broadcast plan and
+// the element type are settled once, and replay runs the same functor over the frozen
+// buffers, with flat loops when no input needs broadcasting (or one is a single element).
+// Functors must be copyable and pure per element, so every loop gives the same bits.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/broadcast.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_values.h"
@@ -152,6 +160,84 @@ Status run_binary_broadcast(backend::KernelContext& ctx, DType out_dtype, F&& f,
   return Status::ok();
 }
 
+// ---- Bound forms -------------------------------------------------------------
+
+namespace detail {
+// How a bound loop holds a single-element operand: by value (so the compiler can keep it in
+// a register), by reference for strings (no copy).
+template <typename T>
+using operand_hold_t = std::conditional_t<std::is_trivially_copyable_v<T>, const T, const T&>;
+}  // namespace detail
+
+// The bound form of broadcast_map(plan, out, op, in...) over fixed buffers. When every
+// input reads linearly (its element count is the output's) the call is one flat loop;
+// with two inputs, one of them may also be a single element. Other layouts walk the
+// plan (copied into the call). op is applied to the same elements as broadcast_map
+// applies it to, so the results are bitwise the same.
+template <typename Out, typename Op, typename... In>
+std::unique_ptr<backend::BoundKernel> bind_broadcast_map(const BroadcastPlan& plan, Out* out, Op op, const In*... in) {
+  const int64_t n = plan.numel();
+  if (n == 0) return backend::bind_call([] { return Status::ok(); });
+  bool all_linear = true;
+  for (int i = 0; i < plan.num_inputs(); ++i) all_linear = all_linear && plan.input_numel(i) == n;
+  if (all_linear) {
+    return backend::bind_call([=] {
+      for (int64_t k = 0; k < n; ++k) out[k] = op(in[k]...);
+      return Status::ok();
+    });
+  }
+  if constexpr (sizeof...(In) == 2) {
+    const auto ptrs = std::make_tuple(in...);
+    const auto* a = std::get<0>(ptrs);
+    const auto* b = std::get<1>(ptrs);
+    if (plan.input_numel(0) == n && plan.input_numel(1) == 1) {
+      return backend::bind_call([=] {
+        detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(b)>>> bv = b[0];
+        for (int64_t k = 0; k < n; ++k) out[k] = op(a[k], bv);
+        return Status::ok();
+      });
+    }
+    if (plan.input_numel(0) == 1 && plan.input_numel(1) == n) {
+      return backend::bind_call([=] {
+        detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(a)>>> av = a[0];
+        for (int64_t k = 0; k < n; ++k) out[k] = op(av, b[k]);
+        return Status::ok();
+      });
+    }
+  }
+  return backend::bind_call([=] {
+    broadcast_map(plan, out, op, in...);
+    return Status::ok();
+  });
+}
+
+// True when inputs first..last are all present.
+inline bool has_inputs(const backend::PrepareContext& ctx, int first, int last) {
+  if (ctx.num_inputs() <= last) return false;
+  for (int i = first; i <= last; ++i)
+    if (!ctx.has_input(i)) return false;
+  return true;
+}
+
+// prepare() counterpart of run_binary_broadcast: null when the shapes do not broadcast or
+// output 0 is not exactly (out_dtype, broadcast shape).
+template <typename A, typename B, typename Out, typename F>
+std::unique_ptr<backend::BoundKernel> prepare_binary_broadcast(const backend::PrepareContext& ctx, DType out_dtype, F f,
+                                                               const LegacyBroadcast& legacy = LegacyBroadcast()) {
+  if (!has_inputs(ctx, 0, 1)) return no_bound_form();
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Result<Shape> b_shape = legacy.shape_of_b(a.shape(), b.shape());
+  if (!b_shape.is_ok()) return no_bound_form();
+  Result<BroadcastPlan> plan = BroadcastPlan::make({a.shape(), b_shape.value()});
+  if (!plan.is_ok() || !output_matches(ctx, 0, out_dtype, plan.value().output_shape())) return no_bound_form();
+  return bind_broadcast_map(plan.value(), ctx.output(0).data<Out>(), std::move(f), a.data<A>(), b.data<B>());
+}
+
+// Element types a bound call can store with plain assignments (strings allocate).
+template <typename T>
+inline constexpr bool bindable_v = std::is_trivially_copyable_v<T>;
+
 // Same-type binary op: Op::operator()(C, C) -> C on compute types, output dtype = input dtype.
 template <typename Op, typename TypeList>
 class BinaryKernel final : public backend::Kernel {
@@ -169,6 +255,24 @@ class BinaryKernel final : public backend::Kernel {
       const Op& op = op_;
       return run_binary_broadcast<T, T, T>(ctx, dt, [&op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
     }, name_);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 1) || ctx.input(1).dtype() != ctx.input(0).dtype()) return no_bound_form();
+    const DType dt = ctx.input(0).dtype();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch_types(
+        TypeList{}, dt,
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          if constexpr (bindable_v<T>) {
+            const Op op = op_;
+            bound = prepare_binary_broadcast<T, T, T>(
+                ctx, dt, [op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
+          }
+          return Status::ok();
+        },
+        name_);
+    return bound;
   }
 
  private:
@@ -198,6 +302,26 @@ class CompareKernel final : public backend::Kernel {
       }
     }, name_);
   }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 1) || ctx.input(1).dtype() != ctx.input(0).dtype()) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch_types(
+        TypeList{}, ctx.input(0).dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          const Op op = op_;
+          if constexpr (std::is_same_v<T, std::string>) {  // comparing strings reads them, never copies
+            bound = prepare_binary_broadcast<T, T, bool>(
+                ctx, DType::kBool, [op](const T& x, const T& y) { return op(x, y); }, legacy_);
+          } else {
+            bound = prepare_binary_broadcast<T, T, bool>(
+                ctx, DType::kBool, [op](T x, T y) { return op(widen(x), widen(y)); }, legacy_);
+          }
+          return Status::ok();
+        },
+        name_);
+    return bound;
+  }
 
  private:
   Op op_;
@@ -226,6 +350,28 @@ class UnaryKernel final : public backend::Kernel {
       return Status::ok();
     }, name_);
   }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    if (!output_matches(ctx, 0, x.dtype(), x.shape())) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch_types(
+        TypeList{}, x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          const T* in = x.data<T>();
+          T* out = ctx.output(0).template data<T>();
+          const int64_t n = x.numel();
+          const Op op = op_;
+          bound = backend::bind_call([=] {
+            for (int64_t i = 0; i < n; ++i) out[i] = narrow<T>(op(widen(in[i])));
+            return Status::ok();
+          });
+          return Status::ok();
+        },
+        name_);
+    return bound;
+  }
 
  private:
   Op op_;
@@ -251,6 +397,28 @@ class UnaryPredicateKernel final : public backend::Kernel {
       for (int64_t i = 0; i < n; ++i) out[i] = op_(widen(in[i]));
       return Status::ok();
     }, name_);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    if (!output_matches(ctx, 0, DType::kBool, x.shape())) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch_types(
+        TypeList{}, x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          const T* in = x.data<T>();
+          bool* out = ctx.output(0).template data<bool>();
+          const int64_t n = x.numel();
+          const Op op = op_;
+          bound = backend::bind_call([=] {
+            for (int64_t i = 0; i < n; ++i) out[i] = op(widen(in[i]));
+            return Status::ok();
+          });
+          return Status::ok();
+        },
+        name_);
+    return bound;
   }
 
  private:

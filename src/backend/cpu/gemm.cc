@@ -89,21 +89,26 @@ void micro_tile(int64_t kc, const T* __restrict ap, const T* __restrict bp, int6
   }
 }
 
+// Elements of the packed B panel and of the packed A panel.
+int64_t packed_b_size(int64_t N, int64_t K) { return N <= 0 || K <= 0 ? 0 : std::min(K, kKc) * std::min(N, kNc); }
+int64_t packed_a_size(int64_t K) { return K <= 0 ? 0 : std::min(K, kKc) * kMr; }
+
+// workspace: packed_b_size(N, K) + packed_a_size(K) elements.
 template <typename T>
 void gemm_impl(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+               const T* B, int64_t ldb, T beta, T* C, int64_t ldc, T* workspace) {
   if (M <= 0 || N <= 0) return;
   scale_c(M, N, beta, C, ldc);
   if (K <= 0 || alpha == T(0)) return;
 
-  std::vector<T> packed(static_cast<size_t>(std::min(K, kKc) * std::min(N, kNc)));
-  std::vector<T> apack(static_cast<size_t>(std::min(K, kKc) * kMr));
+  T* const packed = workspace;
+  T* const apack = workspace + packed_b_size(N, K);
   for (int64_t n0 = 0; n0 < N; n0 += kNc) {
     const int64_t nc = std::min(kNc, N - n0);
     for (int64_t k0 = 0; k0 < K; k0 += kKc) {
       const int64_t kc = std::min(kKc, K - k0);
-      pack_b(trans_b, B, ldb, k0, kc, n0, nc, packed.data());
-      const T* bp = packed.data();
+      pack_b(trans_b, B, ldb, k0, kc, n0, nc, packed);
+      const T* bp = packed;
       for (int64_t i = 0; i < M; i += kMr) {
         const int64_t rows = std::min(kMr, M - i);
         // A panel: alpha * op(A)[i:i+rows, k0:k0+kc], k-major, zero-filled past M.
@@ -112,7 +117,7 @@ void gemm_impl(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T al
             apack[k * kMr + r] = r < rows ? alpha * a_at(trans_a, A, lda, i + r, k0 + k) : T(0);
         T* crow = C + i * ldc + n0;
         int64_t j = 0;
-        for (; j + kNr<T> <= nc; j += kNr<T>) micro_tile(kc, apack.data(), bp + j, nc, rows, crow + j, ldc);
+        for (; j + kNr<T> <= nc; j += kNr<T>) micro_tile(kc, apack, bp + j, nc, rows, crow + j, ldc);
         if (j < nc) {
           for (int64_t r = 0; r < rows; ++r) {
             T* c = crow + r * ldc;
@@ -128,24 +133,52 @@ void gemm_impl(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T al
   }
 }
 
+// Allocates the workspace for one call (the overloads without one).
+template <typename T>
+void gemm_alloc(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+                const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  // Nothing is packed when these return before the loops: skip the allocation.
+  const bool packs = M > 0 && N > 0 && K > 0 && alpha != T(0);
+  std::vector<T> workspace(packs ? static_cast<size_t>(gemm_workspace_size(N, K)) : 0);
+  gemm_impl<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, workspace.data());
+}
+
 }  // namespace
+
+int64_t gemm_workspace_size(int64_t N, int64_t K) { return packed_b_size(N, K) + packed_a_size(K); }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  gemm_impl<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_alloc<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  gemm_impl<double>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_alloc<double>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace) {
+  gemm_impl<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, workspace);
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, double* workspace) {
+  gemm_impl<double>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, workspace);
 }
 
 template <typename T>
 void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
               int64_t ldb, T* C, int64_t ldc) {
   std::vector<int64_t> acc(static_cast<size_t>(std::max<int64_t>(N, 0)));
+  gemm_int<T>(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, acc.data());
+}
+
+template <typename T>
+void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T* C, int64_t ldc, int64_t* acc) {
   for (int64_t i = 0; i < M; ++i) {
-    std::fill(acc.begin(), acc.end(), 0);
+    std::fill(acc, acc + std::max<int64_t>(N, 0), 0);
     for (int64_t k = 0; k < K; ++k) {
       const int64_t a = static_cast<int64_t>(a_at(trans_a, A, lda, i, k));
       if (a == 0) continue;
@@ -160,9 +193,10 @@ void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const
   }
 }
 
-#define SDX_GEMM_INT_INSTANTIATE(T)                                                                         \
-  template void gemm_int<T>(bool, bool, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, \
-                            int64_t);
+#define SDX_GEMM_INT_INSTANTIATE(T)                                                                                    \
+  template void gemm_int<T>(bool, bool, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t); \
+  template void gemm_int<T>(bool, bool, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t,  \
+                            int64_t*);
 SDX_GEMM_INT_INSTANTIATE(int8_t)
 SDX_GEMM_INT_INSTANTIATE(int16_t)
 SDX_GEMM_INT_INSTANTIATE(int32_t)

@@ -24,10 +24,24 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
 
+// The same computation with caller-provided scratch instead of a per-call allocation (for
+// bound kernels, which allocate it once): workspace holds at least
+// gemm_workspace_size(N, K) elements of the matrix type. Results are bitwise those of the
+// overloads above.
+int64_t gemm_workspace_size(int64_t N, int64_t K);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, double* workspace);
+
 // Integer matmul for MatMul/MatMulInteger-style ops: C = op(A) * op(B), accumulated in
 // int64 and cast to T on store (wraps like numpy for narrow types). No alpha/beta.
 template <typename T>
 void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
               int64_t ldb, T* C, int64_t ldc);
+// Same with caller-provided accumulators: acc holds at least max(N, 0) elements.
+template <typename T>
+void gemm_int(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+              int64_t ldb, T* C, int64_t ldc, int64_t* acc);
 
 }  // namespace sdx::cpu

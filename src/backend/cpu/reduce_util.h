@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/small_buffer.h"
+#include "backend/cpu/tensor_values.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/tensor.h"
-#include "backend/cpu/dispatch.h"
-#include "backend/cpu/tensor_values.h"
 
 namespace sdx::cpu {
 
@@ -104,7 +105,7 @@ class ReducePlan {
     const int64_t count = dims_[inner];
     const int64_t ostep = ostr_[inner];
     const int64_t outer = in_.numel() / count;
-    std::vector<int64_t> ctr(rank, 0);
+    SmallBuffer<int64_t, 8> ctr(rank, 0);  // no allocation up to collapsed rank 8 (bound kernels)
     int64_t out = 0;
     for (int64_t r = 0, in = 0; r < outer; ++r, in += count) {
       fn(out, in, count, ostep);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/small_buffer.h"
 #include "backend/cpu/tensor_values.h"
 #include "core/shape.h"
 #include "core/status.h"
@@ -84,7 +85,7 @@ void for_each_strided_run(int64_t base, const std::vector<int64_t>& in_strides, 
   }
   const int64_t inner = out_dims[static_cast<size_t>(rank - 1)];
   const int64_t inner_stride = in_strides[static_cast<size_t>(rank - 1)];
-  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  SmallBuffer<int64_t, 8> idx(static_cast<size_t>(rank), 0);  // no allocation up to rank 8 (bound kernels)
   int64_t in = base;
   for (int64_t out = 0; out < total; out += inner) {
     fn(out, in, inner_stride, inner);

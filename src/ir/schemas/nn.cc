@@ -144,7 +144,7 @@ SDX_OP_SCHEMA(MaxUnpool)
     .category(OpCategory::kScatter)
     .inputs(2, 3)
     .outputs(1, 1)
-    .data_dependent()
+    .data_dependent_on({2})
     .infer(infer_same_as_input(0));
 
 // Output sizes come from the scales/sizes input values.
@@ -161,7 +161,7 @@ SDX_OP_SCHEMA(Resize)
     .category(OpCategory::kOther)
     .inputs(1, 4)
     .outputs(1, 1)
-    .data_dependent()
+    .data_dependent_on({1, 2, 3})
     .infer(infer_same_as_input(0));
 SDX_OP_SCHEMA(Upsample)
     .attrs({{"height_scale", AttrType::kFloat},
@@ -171,7 +171,7 @@ SDX_OP_SCHEMA(Upsample)
     .category(OpCategory::kOther)
     .inputs(1, 2)
     .outputs(1, 1)
-    .data_dependent()
+    .data_dependent_on({1})
     .infer(infer_same_as_input(0));
 SDX_OP_SCHEMA(GridSample)
     .attrs({{"align_corners", AttrType::kInt}, {"mode", AttrType::kString}, {"padding_mode", AttrType::kString}})
@@ -185,7 +185,7 @@ SDX_OP_SCHEMA(AffineGrid)
     .category(OpCategory::kOther)
     .inputs(2, 2)
     .outputs(1, 1)
-    .data_dependent()
+    .data_dependent_on({1})
     .infer(infer_same_as_input(0));
 
 SDX_OP_SCHEMA(RoiAlign)

@@ -111,7 +111,7 @@ SDX_OP_SCHEMA(DFT)
     .category(OpCategory::kOther)
     .inputs(1, 3)
     .outputs(1, 1)
-    .data_dependent()
+    .data_dependent_on({1, 2})
     .infer(infer_same_as_input(0));
 SDX_OP_SCHEMA(STFT)
     .attrs({{"onesided", AttrType::kInt}})
@@ -125,24 +125,24 @@ SDX_OP_SCHEMA(HannWindow)
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 1)
-    .data_dependent();
+    .data_dependent_on({0});
 SDX_OP_SCHEMA(HammingWindow)
     .attrs({{"output_datatype", AttrType::kInt}, {"periodic", AttrType::kInt}})
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 1)
-    .data_dependent();
+    .data_dependent_on({0});
 SDX_OP_SCHEMA(BlackmanWindow)
     .attrs({{"output_datatype", AttrType::kInt}, {"periodic", AttrType::kInt}})
     .category(OpCategory::kOther)
     .inputs(1, 1)
     .outputs(1, 1)
-    .data_dependent();
+    .data_dependent_on({0});
 SDX_OP_SCHEMA(MelWeightMatrix)
     .attrs({{"output_datatype", AttrType::kInt}})
     .category(OpCategory::kOther)
     .inputs(5, 5)
     .outputs(1, 1)
-    .data_dependent();
+    .data_dependent_on({0, 1, 2, 3, 4});
 
 }  // namespace sdx::ir

@@ -1,12 +1,45 @@
 // Cast, CastLike and BitCast: element type conversion between every ONNX type
 // (numbers, bool, strings, 16-bit floats, float8/float4/e8m0, packed int4/int2).
 #include <cstring>
+#include <memory>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/quant_util.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
 namespace sdx::cpu {
+
+namespace {
+
+// Converts n elements between two numeric element types (packed outputs zeroed first).
+using CastLoop = void (*)(const void* src, void* dst, int64_t n, const CastOptions& opts);
+
+template <typename S, typename D>
+void cast_elements(const void* src, void* dst, int64_t n, const CastOptions& opts) {
+  for (int64_t i = 0; i < n; ++i) D::store(dst, i, S::load(src, i), opts);
+}
+
+Result<CastLoop> find_cast_loop(DType from, DType to) {
+  CastLoop loop = nullptr;
+  SDX_RETURN_IF_ERROR(visit_numeric_dtype(
+                          from,
+                          [&](auto s) -> Status {
+                            using S = decltype(s);
+                            return visit_numeric_dtype(
+                                to,
+                                [&](auto d) -> Status {
+                                  loop = &cast_elements<S, decltype(d)>;
+                                  return Status::ok();
+                                },
+                                "Cast");
+                          },
+                          "Cast"),
+                      "");
+  return loop;
+}
+
+}  // namespace
 
 Status cast_tensor(const Tensor& in, Tensor& out, const CastOptions& opts) {
   const int64_t n = in.numel();
@@ -23,22 +56,9 @@ Status cast_tensor(const Tensor& in, Tensor& out, const CastOptions& opts) {
     return Status::ok();
   }
   zero_packed_output(out);
-  const void* src = in.raw_data();
-  void* dst = out.raw_data();
-  return visit_numeric_dtype(
-      in.dtype(),
-      [&](auto s) -> Status {
-        using S = decltype(s);
-        return visit_numeric_dtype(
-            out.dtype(),
-            [&](auto d) -> Status {
-              using D = decltype(d);
-              for (int64_t i = 0; i < n; ++i) D::store(dst, i, S::load(src, i), opts);
-              return Status::ok();
-            },
-            "Cast");
-      },
-      "Cast");
+  SDX_ASSIGN_OR_RETURN(CastLoop loop, find_cast_loop(in.dtype(), out.dtype()), "");
+  loop(in.raw_data(), out.raw_data(), n, opts);
+  return Status::ok();
 }
 
 namespace {
@@ -66,6 +86,36 @@ Status run_cast(backend::KernelContext& ctx, const Tensor& x, DType to, const Ca
   return cast_tensor(x, y, opts);
 }
 
+// Bound form of run_cast (none for strings, whose conversions allocate).
+std::unique_ptr<backend::BoundKernel> prepare_cast(const backend::PrepareContext& ctx, DType to,
+                                                   const CastOptions& opts) {
+  if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() == DType::kString || to == DType::kString || !castable(x.dtype()) ||
+      !output_matches(ctx, 0, to, x.shape()))
+    return no_bound_form();
+  const void* src = x.raw_data();
+  void* dst = ctx.output(0).raw_data();
+  const size_t out_bytes = ctx.output(0).nbytes();
+  if (x.dtype() == to) {
+    // run() publishes x itself as the output: nothing to do when the frozen output is that
+    // buffer, else copy the values.
+    if (src == dst || out_bytes == 0) return backend::bind_call([] { return Status::ok(); });
+    return backend::bind_call([src, dst, out_bytes] {
+      std::memcpy(dst, src, out_bytes);
+      return Status::ok();
+    });
+  }
+  Result<CastLoop> loop = find_cast_loop(x.dtype(), to);
+  if (!loop.is_ok()) return no_bound_form();
+  const bool packed = dtype_is_packed(to) && out_bytes > 0;
+  return backend::bind_call([loop = loop.value(), src, dst, n = x.numel(), opts, packed, out_bytes] {
+    if (packed) std::memset(dst, 0, out_bytes);
+    loop(src, dst, n, opts);
+    return Status::ok();
+  });
+}
+
 class CastKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
@@ -79,6 +129,7 @@ class CastKernel final : public backend::Kernel {
     return Status::ok();
   }
   Status run(backend::KernelContext& ctx) const override { return run_cast(ctx, ctx.input(0), to_, opts_); }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override { return prepare_cast(ctx, to_, opts_); }
 
  private:
   DType to_ = DType::kFloat32;
@@ -95,6 +146,12 @@ class CastLikeKernel final : public backend::Kernel {
     const DType to = ctx.input(1).dtype();
     if (!castable(to)) return unimplemented(std::string("CastLike to ") + dtype_name(to) + " is not supported");
     return run_cast(ctx, ctx.input(0), to, opts_);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 2 || !ctx.has_input(1)) return no_bound_form();
+    const DType to = ctx.input(1).dtype();
+    if (!castable(to)) return no_bound_form();
+    return prepare_cast(ctx, to, opts_);
   }
 
  private:
@@ -122,6 +179,17 @@ class BitCastKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, to_, x.shape()), "BitCast output");
     if (x.nbytes() > 0) std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
     return Status::ok();
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() == DType::kString || dtype_bits(x.dtype()) != dtype_bits(to_) ||
+        !output_matches(ctx, 0, to_, x.shape()))
+      return no_bound_form();
+    return backend::bind_call([src = x.raw_data(), dst = ctx.output(0).raw_data(), bytes = x.nbytes()] {
+      if (bytes > 0) std::memcpy(dst, src, bytes);
+      return Status::ok();
+    });
   }
 
  private:

@@ -121,12 +121,39 @@ class PowKernel final : public backend::Kernel {
       }, "Pow exponent");
     }, "Pow");
   }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 1)) return no_bound_form();
+    const DType bt = ctx.input(0).dtype();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_FLOAT_TYPES, int32_t, int64_t>(
+        bt,
+        [&](auto btag) -> Status {
+          using T = typename decltype(btag)::type;
+          return dispatch<SDX_NUMERIC_TYPES>(
+              ctx.input(1).dtype(),
+              [&](auto etag) -> Status {
+                using E = typename decltype(etag)::type;
+                bound = prepare_binary_broadcast<T, E, T>(
+                    ctx, bt, [](T a, E b) { return pow_value(a, b); }, legacy_);
+                return Status::ok();
+              },
+              "Pow exponent");
+        },
+        "Pow");
+    return bound;
+  }
 
  private:
   LegacyBroadcast legacy_;
 };
 
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast to x's shape (unidirectional).
+template <typename T>
+T prelu_value(T v, T s) {
+  auto c = widen(v);
+  return c < decltype(c)(0) ? narrow<T>(wrapping_mul(c, widen(s))) : v;
+}
+
 class PReluKernel final : public backend::Kernel {
  public:
   Status run(backend::KernelContext& ctx) const override {
@@ -137,15 +164,35 @@ class PReluKernel final : public backend::Kernel {
     if (plan.output_shape() != x.shape())
       return invalid_argument("PRelu slope shape " + slope.shape().to_string() + " does not broadcast to X shape " +
                               x.shape().to_string());
-    return dispatch<SDX_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(x.dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
-      broadcast_map(plan, y.data<T>(), [](T v, T s) {
-        auto c = widen(v);
-        return c < decltype(c)(0) ? narrow<T>(wrapping_mul(c, widen(s))) : v;
-      }, x.data<T>(), slope.data<T>());
-      return Status::ok();
-    }, "PRelu");
+    return dispatch<SDX_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
+          broadcast_map(
+              plan, y.data<T>(), [](T v, T s) { return prelu_value(v, s); }, x.data<T>(), slope.data<T>());
+          return Status::ok();
+        },
+        "PRelu");
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 1) || ctx.input(1).dtype() != ctx.input(0).dtype()) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    Result<BroadcastPlan> plan = BroadcastPlan::make({x.shape(), ctx.input(1).shape()});
+    if (!plan.is_ok() || plan.value().output_shape() != x.shape() || !output_matches(ctx, 0, x.dtype(), x.shape()))
+      return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_FLOAT_TYPES, int32_t, int64_t, uint32_t, uint64_t>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          bound = bind_broadcast_map(
+              plan.value(), ctx.output(0).data<T>(), [](T v, T s) { return prelu_value(v, s); }, x.data<T>(),
+              ctx.input(1).data<T>());
+          return Status::ok();
+        },
+        "PRelu");
+    return bound;
   }
 };
 

@@ -72,31 +72,68 @@ class VariadicKernel final : public backend::Kernel {
     SDX_RETURN_IF_ERROR(check_same_dtype(ctx, 0, n - 1), name_);
     SDX_ASSIGN_OR_RETURN(BroadcastPlan plan, BroadcastPlan::make(shapes), name_);
     const DType dt = ctx.input(0).dtype();
-    return dispatch<SDX_NUMERIC_TYPES>(dt, [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      using C = compute_t<T>;
-      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, plan.output_shape()), "");
-      std::vector<const T*> in(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = ctx.input(i).data<T>();
-      T* out = y.data<T>();
-      const Op op;
-      std::vector<C> acc;
-      plan.for_each_run([&](int64_t o, const int64_t* off, const int64_t* step, int64_t count) {
-        acc.resize(static_cast<size_t>(count));
-        const T* p0 = in[0] + off[0];
-        for (int64_t k = 0; k < count; ++k) acc[static_cast<size_t>(k)] = widen(p0[k * step[0]]);
-        for (int i = 1; i < n; ++i) {
-          const T* p = in[static_cast<size_t>(i)] + off[i];
-          const int64_t s = step[i];
-          for (int64_t k = 0; k < count; ++k) acc[static_cast<size_t>(k)] = op(acc[static_cast<size_t>(k)], widen(p[k * s]));
-        }
-        for (int64_t k = 0; k < count; ++k) out[o + k] = narrow<T>(op.finish(acc[static_cast<size_t>(k)], n));
-      });
-      return Status::ok();
-    }, name_);
+    return dispatch<SDX_NUMERIC_TYPES>(
+        dt,
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          using C = compute_t<T>;
+          SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, plan.output_shape()), "");
+          std::vector<const T*> in(static_cast<size_t>(n));
+          for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = ctx.input(i).data<T>();
+          std::vector<C> acc(static_cast<size_t>(plan.run_length()));
+          fold<T>(plan, in.data(), n, y.data<T>(), acc.data());
+          return Status::ok();
+        },
+        name_);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    const int n = ctx.num_inputs();
+    if (n < 1 || !has_inputs(ctx, 0, n - 1)) return no_bound_form();
+    std::vector<Shape> shapes;
+    for (int i = 0; i < n; ++i) {
+      if (ctx.input(i).dtype() != ctx.input(0).dtype()) return no_bound_form();
+      shapes.push_back(ctx.input(i).shape());
+    }
+    Result<BroadcastPlan> made = BroadcastPlan::make(shapes);
+    const DType dt = ctx.input(0).dtype();
+    if (!made.is_ok() || !output_matches(ctx, 0, dt, made.value().output_shape())) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_NUMERIC_TYPES>(
+        dt,
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          using C = compute_t<T>;
+          std::vector<const T*> in(static_cast<size_t>(n));
+          for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = ctx.input(i).data<T>();
+          ScratchBuffer<C> acc(static_cast<size_t>(made.value().run_length()));
+          bound = backend::bind_call(
+              [plan = made.value(), in = std::move(in), n, out = ctx.output(0).data<T>(), acc = std::move(acc)] {
+                fold<T>(plan, in.data(), n, out, acc.data());
+                return Status::ok();
+              });
+          return Status::ok();
+        },
+        name_);
+    return bound;
   }
 
  private:
+  // acc holds plan.run_length() elements.
+  template <typename T>
+  static void fold(const BroadcastPlan& plan, const T* const* in, int n, T* out, compute_t<T>* acc) {
+    const Op op;
+    plan.for_each_run([&](int64_t o, const int64_t* off, const int64_t* step, int64_t count) {
+      const T* p0 = in[0] + off[0];
+      for (int64_t k = 0; k < count; ++k) acc[k] = widen(p0[k * step[0]]);
+      for (int i = 1; i < n; ++i) {
+        const T* p = in[i] + off[i];
+        const int64_t s = step[i];
+        for (int64_t k = 0; k < count; ++k) acc[k] = op(acc[k], widen(p[k * s]));
+      }
+      for (int64_t k = 0; k < count; ++k) out[o + k] = narrow<T>(op.finish(acc[k], n));
+    });
+  }
+
   std::string name_;
 };
 
@@ -118,22 +155,45 @@ class WhereKernel final : public backend::Kernel {
       return Status::ok();
     }, "Where");
   }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 2)) return no_bound_form();
+    const Tensor& cond = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& y = ctx.input(2);
+    if (cond.dtype() != DType::kBool || y.dtype() != x.dtype()) return no_bound_form();
+    Result<BroadcastPlan> plan = BroadcastPlan::make({cond.shape(), x.shape(), y.shape()});
+    if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().output_shape())) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_ALL_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          if constexpr (bindable_v<T>) {
+            bound = bind_broadcast_map(
+                plan.value(), ctx.output(0).data<T>(), [](bool c, T a, T b) { return c ? a : b; }, cond.data<bool>(),
+                x.data<T>(), y.data<T>());
+          }
+          return Status::ok();
+        },
+        "Where");
+    return bound;
+  }
 };
 
 // Clip: y = min(max(x, lo), hi) (so lo > hi gives hi everywhere, like numpy.clip).
 class ClipKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
-    legacy_ = node.opset() < 11;
-    if (legacy_) {
-      attr_min_ = node.attr_float("min", -std::numeric_limits<float>::infinity());
-      attr_max_ = node.attr_float("max", std::numeric_limits<float>::infinity());
+    params_.legacy = node.opset() < 11;
+    if (params_.legacy) {
+      params_.attr_min = node.attr_float("min", -std::numeric_limits<float>::infinity());
+      params_.attr_max = node.attr_float("max", std::numeric_limits<float>::infinity());
     }
     return Status::ok();
   }
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    for (int i = 1; i <= 2 && !legacy_; ++i) {
+    for (int i = 1; i <= 2 && !params_.legacy; ++i) {
       if (!ctx.has_input(i)) continue;
       const Tensor& b = ctx.input(i);
       if (b.dtype() != x.dtype())
@@ -143,45 +203,95 @@ class ClipKernel final : public backend::Kernel {
         return invalid_argument(std::string("Clip ") + (i == 1 ? "min" : "max") + " must be a scalar, got shape " +
                                 b.shape().to_string());
     }
-    return dispatch<SDX_NUMERIC_TYPES>(x.dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      using C = compute_t<T>;
-      C lo, hi;
-      if constexpr (std::is_floating_point_v<C>) {
-        lo = -std::numeric_limits<C>::infinity();
-        hi = std::numeric_limits<C>::infinity();
-      } else {
-        lo = std::numeric_limits<C>::lowest();
-        hi = std::numeric_limits<C>::max();
-      }
-      if (legacy_) {
-        if constexpr (std::is_floating_point_v<C>) {
-          lo = static_cast<C>(attr_min_);
-          hi = static_cast<C>(attr_max_);
-        } else {
-          lo = saturating_cast<C>(attr_min_);
-          hi = saturating_cast<C>(attr_max_);
-        }
-      } else {
-        if (ctx.has_input(1)) lo = widen(ctx.input(1).data<T>()[0]);
-        if (ctx.has_input(2)) hi = widen(ctx.input(2).data<T>()[0]);
-      }
-      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
-      const T* in = x.data<T>();
-      T* out = y.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        C v = widen(in[i]);
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
-        out[i] = narrow<T>(v);
-      }
-      return Status::ok();
-    }, "Clip");
+    return dispatch<SDX_NUMERIC_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
+          const T* lo = !params_.legacy && ctx.has_input(1) ? ctx.input(1).data<T>() : nullptr;
+          const T* hi = !params_.legacy && ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
+          clip<T>(params_, x.data<T>(), y.data<T>(), x.numel(), lo, hi);
+          return Status::ok();
+        },
+        "Clip");
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!has_inputs(ctx, 0, 0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    const BoundInputs bi = bound_inputs(ctx);
+    if (!bi.ok || !output_matches(ctx, 0, x.dtype(), x.shape())) return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_NUMERIC_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          const T* lo = bi.has_min ? ctx.input(1).data<T>() : nullptr;
+          const T* hi = bi.has_max ? ctx.input(2).data<T>() : nullptr;
+          bound =
+              backend::bind_call([p = params_, in = x.data<T>(), out = ctx.output(0).data<T>(), n = x.numel(), lo, hi] {
+                clip<T>(p, in, out, n, lo, hi);
+                return Status::ok();
+              });
+          return Status::ok();
+        },
+        "Clip");
+    return bound;
   }
 
  private:
-  bool legacy_ = false;
-  float attr_min_ = 0.f, attr_max_ = 0.f;
+  struct Params {
+    bool legacy = false;  // before opset 11: bounds are the attributes
+    float attr_min = 0.f, attr_max = 0.f;
+  };
+  struct BoundInputs {
+    bool ok = true, has_min = false, has_max = false;
+  };
+  // Which bound inputs a bound call reads (from opset 11; each must be one element of x's type).
+  BoundInputs bound_inputs(const backend::PrepareContext& ctx) const {
+    BoundInputs r;
+    if (params_.legacy) return r;
+    for (int i = 1; i <= 2 && i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      const Tensor& b = ctx.input(i);
+      if (b.dtype() != ctx.input(0).dtype() || b.numel() != 1) r.ok = false;
+      (i == 1 ? r.has_min : r.has_max) = true;
+    }
+    return r;
+  }
+
+  // lo_in / hi_in: the one-element min / max inputs, or null (attributes before opset 11, else no bound).
+  template <typename T>
+  static void clip(const Params& p, const T* in, T* out, int64_t n, const T* lo_in, const T* hi_in) {
+    using C = compute_t<T>;
+    C lo, hi;
+    if constexpr (std::is_floating_point_v<C>) {
+      lo = -std::numeric_limits<C>::infinity();
+      hi = std::numeric_limits<C>::infinity();
+    } else {
+      lo = std::numeric_limits<C>::lowest();
+      hi = std::numeric_limits<C>::max();
+    }
+    if (p.legacy) {
+      if constexpr (std::is_floating_point_v<C>) {
+        lo = static_cast<C>(p.attr_min);
+        hi = static_cast<C>(p.attr_max);
+      } else {
+        lo = saturating_cast<C>(p.attr_min);
+        hi = saturating_cast<C>(p.attr_max);
+      }
+    } else {
+      if (lo_in) lo = widen(lo_in[0]);
+      if (hi_in) hi = widen(hi_in[0]);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      C v = widen(in[i]);
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      out[i] = narrow<T>(v);
+    }
+  }
+
+  Params params_;
 };
 
 using backend::kAnyOpset;

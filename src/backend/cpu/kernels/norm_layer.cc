@@ -5,8 +5,10 @@
 // type of LayerNormalization's Mean / InvStdDev outputs); results are rounded to
 // the input type once at the end.
 #include <cmath>
+#include <memory>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
 #include "backend/cpu/tensor_values.h"
@@ -87,75 +89,161 @@ class LayerNormKernel final : public backend::Kernel {
 
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const Tensor& scale = ctx.input(1);
-    const bool has_bias = !kRms && ctx.has_input(2);
-    SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, x.rank()), std::string(kName) + " attribute 'axis'");
-    std::vector<int64_t> norm_dims(x.shape().dims().begin() + axis, x.shape().dims().end());
-    int64_t outer, n;
-    split_at(x.shape(), axis, outer, n);
-    SDX_ASSIGN_OR_RETURN(TrailingBroadcast sb, TrailingBroadcast::make(scale.shape(), norm_dims, "Scale"), kName);
-    TrailingBroadcast bb;
-    if (has_bias) {
-      SDX_ASSIGN_OR_RETURN(bb, TrailingBroadcast::make(ctx.input(2).shape(), norm_dims, "B"), kName);
-      if (ctx.input(2).dtype() != x.dtype()) return invalid_argument(std::string(kName) + ": B type differs from X");
-    }
-    if (scale.dtype() != x.dtype()) return invalid_argument(std::string(kName) + ": Scale type differs from X");
+    const Tensor* bias = !kRms && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    SDX_ASSIGN_OR_RETURN(Geometry g, geometry(x, ctx.input(1), bias), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), kName);
-    std::vector<int64_t> stat_dims(x.shape().dims().begin(), x.shape().dims().begin() + axis);
-    stat_dims.resize(static_cast<size_t>(x.rank()), 1);
     Tensor mean_t, inv_t;
     const bool want_mean = !kRms && ctx.num_outputs() > 1 && ctx.wants_output(1);
     const bool want_inv = !kRms && ctx.num_outputs() > 2 && ctx.wants_output(2);
-    if (want_mean) { SDX_ASSIGN_OR_RETURN(mean_t, ctx.allocate_output(1, stash_, Shape(stat_dims)), kName); }
-    if (want_inv) { SDX_ASSIGN_OR_RETURN(inv_t, ctx.allocate_output(2, stash_, Shape(stat_dims)), kName); }
-    std::vector<double> means(static_cast<size_t>(outer)), invs(static_cast<size_t>(outer));
+    if (want_mean) {
+      SDX_ASSIGN_OR_RETURN(mean_t, ctx.allocate_output(1, stash_, g.stat_shape), kName);
+    }
+    if (want_inv) {
+      SDX_ASSIGN_OR_RETURN(inv_t, ctx.allocate_output(2, stash_, g.stat_shape), kName);
+    }
+    std::vector<double> means(static_cast<size_t>(g.outer)), invs(static_cast<size_t>(g.outer));
     SDX_RETURN_IF_ERROR(dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
-          const T* px = x.data<T>();
-          const T* ps = scale.data<T>();
-          const T* pb = has_bias ? ctx.input(2).data<T>() : nullptr;
-          T* py = y.data<T>();
-          using C = compute_t<T>;
-          // Scale and bias expanded to the normalized shape once, in the compute type.
-          std::vector<C> sv(static_cast<size_t>(n)), bv(static_cast<size_t>(n), C(0));
-          for (int64_t k = 0; k < n; ++k) {
-            sv[static_cast<size_t>(k)] = load_as<C>(ps[sb.map(k)]);
-            if (pb) bv[static_cast<size_t>(k)] = load_as<C>(pb[bb.map(k)]);
-          }
-          for (int64_t o = 0; o < outer; ++o) {
-            const T* xs = px + o * n;
-            double mean = 0;
-            if constexpr (!kRms) mean = sum_of(xs, n, [](double v) { return v; }) / static_cast<double>(n);
-            const double var = sum_of(xs, n, [mean](double v) { return (v - mean) * (v - mean); }) / static_cast<double>(n);
-            const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon_));
-            means[static_cast<size_t>(o)] = mean;
-            invs[static_cast<size_t>(o)] = inv;
-            const C cm = static_cast<C>(mean), ci = static_cast<C>(inv);
-            T* ys = py + o * n;
-            for (int64_t k = 0; k < n; ++k)
-              ys[k] = store_as<T>((load_as<C>(xs[k]) - cm) * ci * sv[static_cast<size_t>(k)] + bv[static_cast<size_t>(k)]);
-          }
+          Affine<T> affine(g.n);
+          affine.fill(g, ctx.input(1).data<T>(), bias ? bias->data<T>() : nullptr);
+          normalize<T>(g, epsilon_, x.data<T>(), y.data<T>(), affine, means.data(), invs.data());
           return Status::ok();
         },
         kName), "");
-    auto store_stats = [&](Tensor& t, const std::vector<double>& v) {
-      return dispatch<SDX_FLOAT_TYPES>(
-          t.dtype(),
-          [&](auto tag) -> Status {
-            using S = typename decltype(tag)::type;
-            for (int64_t o = 0; o < outer; ++o) t.data<S>()[o] = store_as<S>(v[static_cast<size_t>(o)]);
-            return Status::ok();
-          },
-          kName);
-    };
-    if (want_mean) SDX_RETURN_IF_ERROR(store_stats(mean_t, means), "");
-    if (want_inv) SDX_RETURN_IF_ERROR(store_stats(inv_t, invs), "");
+    if (want_mean) SDX_RETURN_IF_ERROR(store_stats(mean_t.dtype(), mean_t.raw_data(), means.data(), g.outer), "");
+    if (want_inv) SDX_RETURN_IF_ERROR(store_stats(inv_t.dtype(), inv_t.raw_data(), invs.data(), g.outer), "");
     return Status::ok();
   }
 
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    const bool has_bias = !kRms && ctx.num_inputs() > 2 && ctx.has_input(2);
+    const Tensor* bias = has_bias ? &ctx.input(2) : nullptr;
+    Result<Geometry> geom = geometry(x, ctx.input(1), bias);
+    if (!geom.is_ok() || !output_matches(ctx, 0, x.dtype(), x.shape())) return no_bound_form();
+    const Geometry& g = geom.value();
+    const bool want_mean = !kRms && ctx.num_outputs() > 1 && ctx.wants_output(1);
+    const bool want_inv = !kRms && ctx.num_outputs() > 2 && ctx.wants_output(2);
+    if ((want_mean && !output_matches(ctx, 1, stash_, g.stat_shape)) ||
+        (want_inv && !output_matches(ctx, 2, stash_, g.stat_shape)))
+      return no_bound_form();
+    if ((want_mean || want_inv) && !store_stats(stash_, nullptr, nullptr, 0).is_ok()) return no_bound_form();
+    void* mean_out = want_mean ? ctx.output(1).raw_data() : nullptr;
+    void* inv_out = want_inv ? ctx.output(2).raw_data() : nullptr;
+    const DType stash = stash_;
+    // Scale and bias are usually weights: expand them once when their values are fixed.
+    const bool affine_fixed = ctx.input_is_constant(1) && (!has_bias || ctx.input_is_constant(2));
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_FLOAT_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          auto affine = std::make_unique<Affine<T>>(g.n);
+          const T* ps = ctx.input(1).data<T>();
+          const T* pb = bias ? bias->data<T>() : nullptr;
+          if (affine_fixed) affine->fill(g, ps, pb);
+          ScratchBuffer<double> means(static_cast<size_t>(g.outer)), invs(static_cast<size_t>(g.outer));
+          bound = backend::bind_call([g, eps = epsilon_, px = x.data<T>(), py = ctx.output(0).data<T>(), ps, pb,
+                                      affine_fixed, affine = std::move(affine), means = std::move(means),
+                                      invs = std::move(invs), stash, mean_out, inv_out] {
+            if (!affine_fixed) affine->fill(g, ps, pb);
+            normalize<T>(g, eps, px, py, *affine, means.data(), invs.data());
+            if (mean_out) (void)store_stats(stash, mean_out, means.data(), g.outer);
+            if (inv_out) (void)store_stats(stash, inv_out, invs.data(), g.outer);
+            return Status::ok();
+          });
+          return Status::ok();
+        },
+        kName);
+    return bound;
+  }
+
  private:
+  // x viewed as [outer, n] (n: the normalized dims from `axis` on); Scale and B broadcast to them.
+  struct Geometry {
+    int64_t outer = 1, n = 1;
+    TrailingBroadcast sb, bb;
+    Shape stat_shape;  // Mean / InvStdDev: x's shape with 1 for the normalized dims
+  };
+  Result<Geometry> geometry(const Tensor& x, const Tensor& scale, const Tensor* bias) const {
+    Geometry g;
+    SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, x.rank()), std::string(kName) + " attribute 'axis'");
+    std::vector<int64_t> norm_dims(x.shape().dims().begin() + axis, x.shape().dims().end());
+    split_at(x.shape(), axis, g.outer, g.n);
+    SDX_ASSIGN_OR_RETURN(g.sb, TrailingBroadcast::make(scale.shape(), norm_dims, "Scale"), kName);
+    if (bias) {
+      SDX_ASSIGN_OR_RETURN(g.bb, TrailingBroadcast::make(bias->shape(), norm_dims, "B"), kName);
+      if (bias->dtype() != x.dtype()) return invalid_argument(std::string(kName) + ": B type differs from X");
+    }
+    if (scale.dtype() != x.dtype()) return invalid_argument(std::string(kName) + ": Scale type differs from X");
+    std::vector<int64_t> stat_dims(x.shape().dims().begin(), x.shape().dims().begin() + axis);
+    stat_dims.resize(static_cast<size_t>(x.rank()), 1);
+    g.stat_shape = Shape(stat_dims);
+    return g;
+  }
+
+  // Scale and bias expanded to the normalized shape, in the compute type.
+  template <typename T>
+  struct Affine {
+    using C = compute_t<T>;
+    explicit Affine(int64_t n) : sv(static_cast<size_t>(n)), bv(static_cast<size_t>(n), C(0)) {}
+    // pb: null without a bias (bv stays 0).
+    void fill(const Geometry& g, const T* ps, const T* pb) {
+      for (int64_t k = 0; k < g.n; ++k) {
+        sv[static_cast<size_t>(k)] = load_as<C>(ps[g.sb.map(k)]);
+        if (pb) bv[static_cast<size_t>(k)] = load_as<C>(pb[g.bb.map(k)]);
+      }
+    }
+    std::vector<C> sv, bv;
+  };
+
+  // Normalizes every row; means / invs (outer values each) receive the statistics.
+  template <typename T>
+  static void normalize(const Geometry& g, float epsilon, const T* px, T* py, const Affine<T>& affine, double* means,
+                        double* invs) {
+    using C = compute_t<T>;
+    const int64_t n = g.n;
+    const std::vector<C>& sv = affine.sv;
+    const std::vector<C>& bv = affine.bv;
+    for (int64_t o = 0; o < g.outer; ++o) {
+      const T* xs = px + o * n;
+      double mean = 0;
+      if constexpr (!kRms) mean = sum_of(xs, n, [](double v) { return v; }) / static_cast<double>(n);
+      const double var = sum_of(xs, n, [mean](double v) { return (v - mean) * (v - mean); }) / static_cast<double>(n);
+      const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+      means[o] = mean;
+      invs[o] = inv;
+      const C cm = static_cast<C>(mean), ci = static_cast<C>(inv);
+      T* ys = py + o * n;
+      for (int64_t k = 0; k < n; ++k)
+        ys[k] = store_as<T>((load_as<C>(xs[k]) - cm) * ci * sv[static_cast<size_t>(k)] + bv[static_cast<size_t>(k)]);
+    }
+  }
+
+  // Stores n statistics into a stash-type buffer. Only fails on a non-float stash type (init rejects those).
+  static Status store_stats(DType stash, void* dst, const double* v, int64_t n) {
+    switch (stash) {
+      case DType::kFloat32:
+        return store_stats_as<float>(dst, v, n);
+      case DType::kFloat64:
+        return store_stats_as<double>(dst, v, n);
+      case DType::kFloat16:
+        return store_stats_as<Float16>(dst, v, n);
+      case DType::kBFloat16:
+        return store_stats_as<BFloat16>(dst, v, n);
+      default:
+        return unimplemented(std::string(kName) + " does not support element type " + dtype_name(stash));
+    }
+  }
+  template <typename S>
+  static Status store_stats_as(void* dst, const double* v, int64_t n) {
+    for (int64_t o = 0; o < n; ++o) static_cast<S*>(dst)[o] = store_as<S>(v[o]);
+    return Status::ok();
+  }
+
   int64_t axis_ = -1;
   float epsilon_ = 1e-5f;
   DType stash_ = DType::kFloat32;

@@ -6,10 +6,14 @@
 // unless noop_with_empty_axes is set, in which case nothing is reduced (the
 // element-wise part of the op, e.g. the square of ReduceSumSquare, still applies).
 // Reducing an empty set gives the op's identity (0, 1, -inf, +inf, ...).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
 #include "backend/cpu/tensor_values.h"
@@ -82,43 +86,112 @@ class ReduceKernel final : public backend::Kernel {
       raw = attr_axes_;
       have_axes = !raw.empty();
     }
-    std::vector<int> axes;
-    if (have_axes) {
-      SDX_ASSIGN_OR_RETURN(axes, normalize_axes(raw, x.rank()), name);
-    } else if (!noop_) {
-      for (int d = 0; d < x.rank(); ++d) axes.push_back(d);
-    }
-    ReducePlan plan(x.shape(), axes);
+    SDX_ASSIGN_OR_RETURN(ReducePlan plan, make_plan(x.shape(), raw, have_axes), name);
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), plan.output_shape(keepdims_)), name);
     return dispatch<SDX_NUMERIC_TYPES, bool>(
         x.dtype(),
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
-          if constexpr (std::is_same_v<T, bool>) {
-            if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) return compute<T>(plan, x, y);
-            else return unimplemented(std::string(name) + " does not support element type bool");
+          if constexpr (supports<T>()) {
+            Scratch<T> scratch(y.numel());
+            compute<T>(plan, x.data<T>(), y.data<T>(), y.numel(), scratch);
+            return Status::ok();
           } else {
-            return compute<T>(plan, x, y);
+            return unimplemented(std::string(name) + " does not support element type bool");
           }
         },
         name);
   }
 
+  // Bound when the axes are known at capture: an attribute, or a constant axes input.
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    std::vector<int64_t> raw;
+    bool have_axes = false;
+    if (axes_from_input_) {
+      if (ctx.num_inputs() > 1 && ctx.has_input(1)) {
+        if (!ctx.input_is_constant(1)) return no_bound_form();
+        Result<std::vector<int64_t>> read = read_int_list(ctx.input(1), "input 'axes'");
+        if (!read.is_ok()) return no_bound_form();
+        raw = read.value();
+        have_axes = !raw.empty();
+      }
+    } else {
+      raw = attr_axes_;
+      have_axes = !raw.empty();
+    }
+    Result<ReducePlan> plan = make_plan(x.shape(), raw, have_axes);
+    if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().output_shape(keepdims_)))
+      return no_bound_form();
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_NUMERIC_TYPES, bool>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          if constexpr (supports<T>()) {
+            const int64_t n_out = ctx.output(0).numel();
+            bound = backend::bind_call([plan = plan.value(), px = x.data<T>(), py = ctx.output(0).data<T>(), n_out,
+                                        scratch = std::make_unique<Scratch<T>>(n_out)] {
+              compute<T>(plan, px, py, n_out, *scratch);
+              return Status::ok();
+            });
+          }
+          return Status::ok();
+        },
+        reduce_name(K));
+    return bound;
+  }
+
  private:
+  // bool reduces only with Max / Min.
   template <typename T>
-  Status compute(const ReducePlan& plan, const Tensor& x, Tensor& y) const {
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    const int64_t n_out = y.numel();
-    const int64_t count = plan.reduce_count();
+  static constexpr bool supports() {
+    return !std::is_same_v<T, bool> || K == ReduceKind::kMax || K == ReduceKind::kMin;
+  }
+
+  Result<ReducePlan> make_plan(const Shape& x, const std::vector<int64_t>& raw, bool have_axes) const {
+    std::vector<int> axes;
+    if (have_axes) {
+      SDX_ASSIGN_OR_RETURN(axes, normalize_axes(raw, x.rank()), "");
+    } else if (!noop_) {
+      for (int d = 0; d < x.rank(); ++d) axes.push_back(d);
+    }
+    return ReducePlan(x, axes);
+  }
+
+  // Accumulators, one per output element (LogSumExp: the shift and the sum). run() makes
+  // one per call, a bound call keeps one.
+  template <typename T>
+  struct Scratch {
+    // bool reduces as uint8_t (std::vector<bool> has no data()); 0/255 identities cast back correctly.
+    using MinMaxC = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
+    using A = accum_t<T>;
+    using D = std::conditional_t<std::is_floating_point_v<A>, A, double>;  // for log/sqrt on integers
+    explicit Scratch(int64_t n_out) {
+      const size_t n = static_cast<size_t>(n_out);
+      if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin)
+        minmax.resize(n);
+      else if constexpr (K == ReduceKind::kLogSumExp)
+        mx.resize(n), sum.resize(n);
+      else
+        acc.resize(n);
+    }
+    std::vector<MinMaxC> minmax;
+    std::vector<A> acc;
+    std::vector<D> mx, sum;
+  };
+
+  template <typename T>
+  static void compute(const ReducePlan& plan, const T* px, T* py, int64_t n_out, Scratch<T>& scratch) {
     if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
-      // bool reduces as uint8_t (std::vector<bool> has no data()); 0/255 identities cast back correctly.
-      using C = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
+      using C = typename Scratch<T>::MinMaxC;
       constexpr bool kMax = K == ReduceKind::kMax;
       C init;
       if constexpr (std::is_floating_point_v<C>) init = kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
       else init = kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
-      std::vector<C> acc(static_cast<size_t>(n_out), init);
+      std::vector<C>& acc = scratch.minmax;
+      std::fill(acc.begin(), acc.end(), init);
       accumulate(plan, px, acc.data(), [](T v, int64_t) { return load_as<C>(v); },
                  [](C a, C v) {
                    if (is_nan_v(a) || is_nan_v(v)) return is_nan_v(a) ? a : v;
@@ -126,12 +199,31 @@ class ReduceKernel final : public backend::Kernel {
                    else return v < a ? v : a;
                  });
       for (int64_t j = 0; j < n_out; ++j) py[j] = store_as<T>(acc[static_cast<size_t>(j)]);
-      return Status::ok();
     } else {
-      using A = accum_t<T>;
-      using D = std::conditional_t<std::is_floating_point_v<A>, A, double>;  // for log/sqrt on integers
+      using A = typename Scratch<T>::A;
+      using D = typename Scratch<T>::D;
+      const int64_t count = plan.reduce_count();
       auto plus = [](A a, A b) { return static_cast<A>(a + b); };
-      std::vector<A> acc(static_cast<size_t>(n_out), A(K == ReduceKind::kProd ? 1 : 0));
+      if constexpr (K == ReduceKind::kLogSumExp) {
+        // Shift by the largest finite value per output for stability.
+        std::vector<D>& mx = scratch.mx;
+        std::fill(mx.begin(), mx.end(), -std::numeric_limits<D>::infinity());
+        accumulate(
+            plan, px, mx.data(), [](T v, int64_t) { return load_as<D>(v); },
+            [](D a, D v) { return std::isfinite(v) && v > a ? v : a; });
+        for (D& m : mx)
+          if (!std::isfinite(m)) m = 0;
+        std::vector<D>& s = scratch.sum;
+        std::fill(s.begin(), s.end(), D(0));
+        accumulate(
+            plan, px, s.data(), [&](T v, int64_t o) { return std::exp(load_as<D>(v) - mx[static_cast<size_t>(o)]); },
+            [](D a, D b) { return a + b; });
+        for (int64_t j = 0; j < n_out; ++j)
+          py[j] = store_as<T>(std::log(s[static_cast<size_t>(j)]) + mx[static_cast<size_t>(j)]);
+        return;
+      }
+      std::vector<A>& acc = scratch.acc;
+      std::fill(acc.begin(), acc.end(), A(K == ReduceKind::kProd ? 1 : 0));
       if constexpr (K == ReduceKind::kSum || K == ReduceKind::kMean || K == ReduceKind::kLogSum) {
         accumulate(plan, px, acc.data(), [](T v, int64_t) { return load_as<A>(v); }, plus);
       } else if constexpr (K == ReduceKind::kProd) {
@@ -144,20 +236,13 @@ class ReduceKernel final : public backend::Kernel {
           else return a < 0 ? static_cast<A>(-a) : a;
         }, plus);
       } else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
-        accumulate(plan, px, acc.data(), [](T v, int64_t) { A a = load_as<A>(v); return static_cast<A>(a * a); }, plus);
-      } else if constexpr (K == ReduceKind::kLogSumExp) {
-        // Shift by the largest finite value per output for stability.
-        std::vector<D> mx(static_cast<size_t>(n_out), -std::numeric_limits<D>::infinity());
-        accumulate(plan, px, mx.data(), [](T v, int64_t) { return load_as<D>(v); },
-                   [](D a, D v) { return std::isfinite(v) && v > a ? v : a; });
-        for (D& m : mx)
-          if (!std::isfinite(m)) m = 0;
-        std::vector<D> s(static_cast<size_t>(n_out), D(0));
-        accumulate(plan, px, s.data(), [&](T v, int64_t o) { return std::exp(load_as<D>(v) - mx[static_cast<size_t>(o)]); },
-                   [](D a, D b) { return a + b; });
-        for (int64_t j = 0; j < n_out; ++j)
-          py[j] = store_as<T>(std::log(s[static_cast<size_t>(j)]) + mx[static_cast<size_t>(j)]);
-        return Status::ok();
+        accumulate(
+            plan, px, acc.data(),
+            [](T v, int64_t) {
+              A a = load_as<A>(v);
+              return static_cast<A>(a * a);
+            },
+            plus);
       }
       for (int64_t j = 0; j < n_out; ++j) {
         A a = acc[static_cast<size_t>(j)];
@@ -172,7 +257,6 @@ class ReduceKernel final : public backend::Kernel {
           py[j] = store_as<T>(a);
         }
       }
-      return Status::ok();
     }
   }
 

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
 #include "backend/cpu/tensor_values.h"
@@ -31,33 +33,81 @@ class SoftmaxKernel final : public backend::Kernel {
 
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const int rank = x.rank();
-    if (rank == 0 && !coerce_2d_) return invalid_argument(std::string(kName) + " input must have rank >= 1");
-    SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, coerce_2d_ && rank == 0 ? 1 : rank),
-                         std::string(kName) + " attribute 'axis'");
-    int64_t outer, n, inner;
-    if (coerce_2d_) {
-      outer = x.shape().size_between(0, axis);
-      n = x.shape().size_between(axis, rank);
-      inner = 1;
-    } else {
-      outer = x.shape().size_between(0, axis);
-      n = x.shape().dim(axis);
-      inner = x.shape().size_between(axis + 1, rank);
-    }
+    SDX_ASSIGN_OR_RETURN(Extent e, extent(x.shape()), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), kName);
     if (x.numel() == 0) return Status::ok();
     return dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
-          compute<T>(x.data<T>(), y.data<T>(), outer, n, inner);
+          Scratch<T> scratch(e);
+          compute<T>(x.data<T>(), y.data<T>(), e, scratch);
           return Status::ok();
         },
         kName);
   }
 
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    Result<Extent> ext = extent(x.shape());
+    if (!ext.is_ok() || !output_matches(ctx, 0, x.dtype(), x.shape())) return no_bound_form();
+    if (x.numel() == 0) return backend::bind_call([] { return Status::ok(); });
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<SDX_FLOAT_TYPES>(
+        x.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          bound = backend::bind_call([e = ext.value(), px = x.data<T>(), py = ctx.output(0).data<T>(),
+                                      scratch = std::make_unique<Scratch<T>>(ext.value())] {
+            compute<T>(px, py, e, *scratch);
+            return Status::ok();
+          });
+          return Status::ok();
+        },
+        kName);
+    return bound;
+  }
+
  private:
+  // The input viewed as [outer, n, inner]; the op runs along n.
+  struct Extent {
+    int64_t outer = 1, n = 1, inner = 1;
+  };
+  Result<Extent> extent(const Shape& s) const {
+    const int rank = s.rank();
+    if (rank == 0 && !coerce_2d_) return invalid_argument(std::string(kName) + " input must have rank >= 1");
+    SDX_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_, coerce_2d_ && rank == 0 ? 1 : rank),
+                         std::string(kName) + " attribute 'axis'");
+    Extent e;
+    if (coerce_2d_) {
+      e.outer = s.size_between(0, axis);
+      e.n = s.size_between(axis, rank);
+      e.inner = 1;
+    } else {
+      e.outer = s.size_between(0, axis);
+      e.n = s.dim(axis);
+      e.inner = s.size_between(axis + 1, rank);
+    }
+    return e;
+  }
+
+  // Per-call statistics buffers (one per inner position) and, for 16-bit floats, the
+  // exponentials in float. run() makes one per call, a bound call keeps one.
+  template <typename T>
+  struct Scratch {
+    using C = compute_t<T>;
+    explicit Scratch(const Extent& e)
+        : mx(static_cast<size_t>(e.inner)),
+          arg(static_cast<size_t>(e.inner)),
+          sum(static_cast<size_t>(e.inner)),
+          exps(std::is_same_v<T, C> ? 0 : static_cast<size_t>(e.n * e.inner)) {}
+    std::vector<C> mx;
+    std::vector<int64_t> arg;
+    std::vector<double> sum;
+    std::vector<C> exps;  // exponentials go straight to the output when it has the compute type
+  };
+
   // exp in the compute type: the vectorizable fast_expf for float, libm for double.
   template <typename C>
   static C exp_c(C v) {
@@ -68,14 +118,14 @@ class SoftmaxKernel final : public backend::Kernel {
   // Each outer block is [n, inner]; statistics are kept per inner position so the
   // innermost loops run over contiguous memory (for inner == 1 over the row).
   template <typename T>
-  static void compute(const T* px, T* py, int64_t outer, int64_t n, int64_t inner) {
+  static void compute(const T* px, T* py, const Extent& e, Scratch<T>& buffers) {
     using C = compute_t<T>;
+    const int64_t outer = e.outer, n = e.n, inner = e.inner;
     const size_t ni = static_cast<size_t>(inner);
-    std::vector<C> mx(ni);
-    std::vector<int64_t> arg(ni);
-    std::vector<double> sum(ni);
-    // Exponentials go straight to the output when it has the compute type.
-    std::vector<C> scratch(std::is_same_v<T, C> ? 0 : static_cast<size_t>(n * inner));
+    std::vector<C>& mx = buffers.mx;
+    std::vector<int64_t>& arg = buffers.arg;
+    std::vector<double>& sum = buffers.sum;
+    std::vector<C>& scratch = buffers.exps;
     for (int64_t o = 0; o < outer; ++o) {
       const T* xb = px + o * n * inner;
       T* yb = py + o * n * inner;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
 #include "backend/cpu/tensor_values.h"
@@ -187,21 +188,56 @@ class UnsqueezeKernel final : public backend::Kernel {
 };
 const backend::KernelRegistrar kUnsqueeze({"Unsqueeze", "", 1, backend::kAnyOpset, backend::kernel_factory<UnsqueezeKernel>()});
 
-// out = permute(view(x, view_dims), perm), copied contiguously with the given output dims.
-Status permute_copy(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& view_dims, const std::vector<int64_t>& perm,
-                    const Shape& out_shape) {
-  std::vector<int64_t> in_strides = contiguous_strides(view_dims);
-  std::vector<int64_t> dims(perm.size()), strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    dims[i] = view_dims[static_cast<size_t>(perm[i])];
-    strides[i] = in_strides[static_cast<size_t>(perm[i])];
+// A copy that permutes x's elements: out = permute(view(x, view_dims), perm), stored
+// contiguously with shape out_shape (same element count, possibly another rank).
+struct Permutation {
+  std::vector<int64_t> view_dims, perm;
+  Shape out_shape;
+};
+
+// The permuted walk over x: dims (in output order) and the input stride of each.
+void permuted_strides(const Permutation& p, std::vector<int64_t>& dims, std::vector<int64_t>& strides) {
+  std::vector<int64_t> in_strides = contiguous_strides(p.view_dims);
+  dims.resize(p.perm.size());
+  strides.resize(p.perm.size());
+  for (size_t i = 0; i < p.perm.size(); ++i) {
+    dims[i] = p.view_dims[static_cast<size_t>(p.perm[i])];
+    strides[i] = in_strides[static_cast<size_t>(p.perm[i])];
   }
-  SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), out_shape), "");
+}
+
+Status permute_copy(KernelContext& ctx, const Tensor& x, const Permutation& p) {
+  std::vector<int64_t> dims, strides;
+  permuted_strides(p, dims, strides);
+  SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
   return dispatch_storage(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     strided_copy(x.data<T>(), 0, strides, dims, y.data<T>());
     return Status::ok();
   }, ctx.node().op_type());
+}
+
+// Bound form of permute_copy (none for strings: copying them allocates).
+std::unique_ptr<backend::BoundKernel> prepare_permute_copy(const backend::PrepareContext& ctx, const Tensor& x,
+                                                           const Permutation& p) {
+  if (x.dtype() == DType::kString || !output_matches(ctx, 0, x.dtype(), p.out_shape)) return no_bound_form();
+  std::vector<int64_t> dims, strides;
+  permuted_strides(p, dims, strides);
+  std::unique_ptr<backend::BoundKernel> bound;
+  (void)dispatch_storage(
+      x.dtype(),
+      [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_trivially_copyable_v<T>) {
+          bound = backend::bind_call([src = x.data<T>(), dst = ctx.output(0).data<T>(), dims, strides] {
+            strided_copy(src, 0, strides, dims, dst);
+            return Status::ok();
+          });
+        }
+        return Status::ok();
+      },
+      ctx.node().op_type());
+  return bound;
 }
 
 // ---- Transpose: perm defaults to reversing the axes.
@@ -216,7 +252,19 @@ class TransposeKernel final : public backend::Kernel {
   }
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const int r = x.rank();
+    SDX_ASSIGN_OR_RETURN(Permutation p, permutation(x.shape()), "");
+    return permute_copy(ctx, x, p);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+    Result<Permutation> p = permutation(ctx.input(0).shape());
+    if (!p.is_ok()) return no_bound_form();
+    return prepare_permute_copy(ctx, ctx.input(0), p.value());
+  }
+
+ private:
+  Result<Permutation> permutation(const Shape& s) const {
+    const int r = s.rank();
     std::vector<int64_t> perm = perm_;
     if (!has_perm_) {
       perm.resize(static_cast<size_t>(r));
@@ -231,12 +279,11 @@ class TransposeKernel final : public backend::Kernel {
       if (p < 0 || p >= r || seen[static_cast<size_t>(p)])
         return invalid_argument("Transpose perm " + dims_to_string(perm_) + " is not a permutation of rank " + std::to_string(r));
       seen[static_cast<size_t>(p)] = true;
-      out_dims.push_back(x.shape()[static_cast<int>(p)]);
+      out_dims.push_back(s[static_cast<int>(p)]);
     }
-    return permute_copy(ctx, x, x.shape().dims(), perm, Shape(out_dims));
+    return Permutation{s.dims(), std::move(perm), Shape(out_dims)};
   }
 
- private:
   std::vector<int64_t> perm_;
   bool has_perm_ = false;
 };
@@ -256,25 +303,36 @@ class DepthSpaceKernel final : public backend::Kernel {
   }
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    if (x.rank() != 4) return invalid_argument(ctx.node().op_type() + " input must be 4-D, got " + x.type_string());
+    SDX_ASSIGN_OR_RETURN(Permutation p, permutation(ctx.node().op_type(), x), "");
+    return permute_copy(ctx, x, p);
+  }
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return no_bound_form();
+    Result<Permutation> p = permutation(ctx.node().op_type(), ctx.input(0));
+    if (!p.is_ok()) return no_bound_form();
+    return prepare_permute_copy(ctx, ctx.input(0), p.value());
+  }
+
+ private:
+  Result<Permutation> permutation(const std::string& op, const Tensor& x) const {
+    if (x.rank() != 4) return invalid_argument(op + " input must be 4-D, got " + x.type_string());
     const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], b = bs_;
     if (to_space_) {
       if (c % (b * b) != 0)
         return invalid_argument("DepthToSpace channels " + std::to_string(c) + " are not divisible by blocksize^2");
       const int64_t oc = c / (b * b);
       Shape out{n, oc, h * b, w * b};
-      if (crd_) return permute_copy(ctx, x, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
-      return permute_copy(ctx, x, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
+      if (crd_) return Permutation{{n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out};
+      return Permutation{{n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out};
     }
     if (h % b != 0 || w % b != 0)
       return invalid_argument("SpaceToDepth spatial dims " + x.shape().to_string() + " are not divisible by blocksize");
     Shape out{n, c * b * b, h / b, w / b};
     std::vector<int64_t> view{n, c, h / b, b, w / b, b};
-    if (crd_) return permute_copy(ctx, x, view, {0, 1, 3, 5, 2, 4}, out);
-    return permute_copy(ctx, x, view, {0, 3, 5, 1, 2, 4}, out);
+    if (crd_) return Permutation{view, {0, 1, 3, 5, 2, 4}, out};
+    return Permutation{view, {0, 3, 5, 1, 2, 4}, out};
   }
 
- private:
   bool to_space_ = true;
   bool crd_ = false;
   int64_t bs_ = 0;

@@ -133,23 +133,17 @@ struct NodeSpec {
   int num_outputs = 1;
 };
 
-// The node's outputs as Datums, as the session returns them.
-inline Result<std::vector<Datum>> run_node_datums(const NodeSpec& spec) {
+// The one-node model behind run_node: graph inputs x0, x1, ... (omitted inputs have
+// none), the node (its only node), graph outputs y0, y1, ...
+inline ir::Model one_node_model(const NodeSpec& spec) {
   ir::Model m;
   m.opsets[""] = spec.domain.empty() ? spec.opset : 23;
   if (!spec.domain.empty()) m.opsets[spec.domain] = spec.opset;
   m.graph = std::make_shared<ir::Graph>("g");
   std::vector<ir::Value*> ins;
-  std::vector<std::pair<std::string, Datum>> feeds;
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     const Tensor& x = spec.inputs[i];
-    if (!x.defined()) {
-      ins.push_back(nullptr);
-      continue;
-    }
-    const std::string name = "x" + std::to_string(i);
-    ins.push_back(m.graph->add_input(name, ir::TypeInfo::tensor(x.dtype())));
-    feeds.emplace_back(name, Datum::tensor(x));
+    ins.push_back(x.defined() ? m.graph->add_input("x" + std::to_string(i), ir::TypeInfo::tensor(x.dtype())) : nullptr);
   }
   std::vector<std::string> outs;
   for (int i = 0; i < spec.num_outputs; ++i) outs.push_back("y" + std::to_string(i));
@@ -157,7 +151,15 @@ inline Result<std::vector<Datum>> run_node_datums(const NodeSpec& spec) {
   n->set_opset(spec.opset);
   for (const auto& a : spec.attrs) n->add_attribute(a);
   for (int i = 0; i < spec.num_outputs; ++i) m.graph->add_output(n->output(i));
-  SDX_ASSIGN_OR_RETURN(auto session, runtime::Session::create(std::move(m)), "create");
+  return m;
+}
+
+// The node's outputs as Datums, as the session returns them.
+inline Result<std::vector<Datum>> run_node_datums(const NodeSpec& spec) {
+  std::vector<std::pair<std::string, Datum>> feeds;
+  for (size_t i = 0; i < spec.inputs.size(); ++i)
+    if (spec.inputs[i].defined()) feeds.emplace_back("x" + std::to_string(i), Datum::tensor(spec.inputs[i]));
+  SDX_ASSIGN_OR_RETURN(auto session, runtime::Session::create(one_node_model(spec)), "create");
   return session->run(feeds);
 }
 

@@ -1,0 +1,33 @@
+// ExecutionReport: what one run did (the DSP document's sdx_execution_report_t),
+// filled by Session::run on request and by sdxRun in the C ABI.
+//
+//   ExecutionReport rep;
+//   SDX_RETURN_IF_ERROR(session->run(*ctx, inputs, n, {}, &rep), "");
+//   printf("%s, %lld replays, %.1f us avg\n", execution_mode_name(rep.mode_used), rep.replay_count, rep.avg_latency_us);
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/plan_phase.h"
+#include "runtime/session_options.h"
+
+namespace sdx::runtime {
+
+struct ExecutionReport {
+  int32_t slot_count = 0;  // slots (values) in the plan that ran
+  // The mode this call actually used: SLOT_BY_SLOT (warmup, shapes frozen, fallbacks) or
+  // CPU_REPLAY (the captured plan was replayed).
+  ExecutionMode mode_used = ExecutionMode::kSlotBySlot;
+  PlanPhase phase = PlanPhase::kWarmup;  // the plan's phase after this call
+  int64_t replay_count = 0;              // replays of this plan so far, this call included
+  int64_t call_count = 0;                // calls of this plan so far, this call included
+  double avg_latency_us = 0;             // average latency of this plan's calls
+  int64_t peak_memory_bytes = 0;         // memory the plan holds: planned intermediates + static inputs/outputs
+  int32_t captured_steps = 0;            // steps replayed as bound calls or through run() into frozen memory
+  int32_t gap_steps = 0;                 // data-dependent steps run eagerly between captured ones
+  int32_t slot_by_slot_steps = 0;        // other steps run eagerly (they read a gap's output)
+  // Why this call did not replay, or null: a static string, so filling the report never allocates.
+  const char* fallback_reason = nullptr;
+};
+
+}  // namespace sdx::runtime

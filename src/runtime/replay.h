@@ -1,0 +1,89 @@
+// ReplayHandle: the CPU replay handle of a captured plan (the CPU counterpart of
+// a CUDA graph exec). Capture walks the plan once, executing the call it happens
+// in, and binds each step:
+//   CAPTURED      all inputs live at fixed addresses (static inputs, initializers,
+//                 frozen memory) and the outputs are frozen buffers. The kernel's
+//                 prepare() gives a BoundKernel (a bound call), or the step replays
+//                 through Kernel::run() into the same frozen buffers, checked after
+//                 each call to have kept address, type and shape;
+//   GAP           data-dependent steps (NonZero, control flow, ...): run eagerly;
+//   SLOT_BY_SLOT  steps that read a gap's (or another eager step's) output: eager.
+// Replay copies the caller's inputs into the static input buffers and walks the
+// flat array of steps. A call made only of bound calls does no shape work, no
+// allocation, no hashing and no lookups. If an eagerly run step's frozen output
+// changes type or shape (a Reshape fed its shape by an input), replay stops and
+// reports divergence; the caller reruns the call slot by slot and stops replaying.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/kernel.h"
+#include "runtime/graph_executor.h"
+#include "runtime/plan_entry.h"
+#include "runtime/tensor_arg.h"
+
+namespace sdx::runtime {
+
+class ReplayHandle {
+ public:
+  // Captures `entry` (SHAPES_FROZEN) and executes this call: args[i] is the value of
+  // input_values[i]; output_values are the requested outputs; `variables` override
+  // initializers (value index -> tensor). Returns null, with entry.no_replay_reason set,
+  // when the plan cannot be captured.
+  static Result<std::unique_ptr<ReplayHandle>> capture(const GraphExecutor& exec, PlanEntry& entry,
+                                                       const std::vector<const ir::Value*>& input_values,
+                                                       const TensorArg* args,
+                                                       const std::vector<const ir::Value*>& output_values,
+                                                       const std::vector<std::pair<int, Tensor>>& variables);
+
+  // Runs the call. *diverged is set (and an OK status returned) when the captured bindings
+  // no longer hold for these input values; outputs are then not valid.
+  Status replay(const TensorArg* args, bool* diverged);
+
+  // The value of requested output i after a capture or replay.
+  const Datum& output(size_t i) const;
+  // True when output i stays at one address across replays (a frozen buffer).
+  bool output_is_static(size_t i) const { return output_static_[i]; }
+
+  const std::vector<NodePhase>& node_phases() const { return node_phases_; }
+  int num_bound() const { return num_bound_; }  // steps with a BoundKernel
+  int count(NodePhase p) const;
+
+ private:
+  struct Op {
+    const backend::BoundKernel* bound = nullptr;  // null: eager through Kernel::run()
+    int step = 0;
+    uint32_t verify_begin = 0, verify_end = 0;    // frozen outputs to check after an eager run
+    uint32_t release_begin = 0, release_end = 0;  // eager slots whose last reader is this step
+  };
+  struct Expect {
+    int value;
+    const void* data;
+    DType dtype;
+    Shape shape;
+  };
+  struct InputCopy {
+    void* dst;
+    size_t bytes;     // raw bytes to copy (packed types included)
+    int64_t strings;  // or, for string inputs, the number of std::string elements
+  };
+  static void copy_input(const InputCopy& c, const void* src);
+
+  ReplayHandle(const GraphExecutor& exec, const plan::Plan& plan) : exec_(exec), plan_(plan), frame_(&plan.graph(), nullptr) {}
+
+  const GraphExecutor& exec_;
+  const plan::Plan& plan_;
+  Frame frame_;
+  std::vector<std::unique_ptr<backend::BoundKernel>> owned_;
+  std::vector<Op> ops_;
+  std::vector<Expect> verify_;
+  std::vector<int> release_;  // value indices
+  std::vector<InputCopy> inputs_;
+  std::vector<int> output_values_;
+  std::vector<bool> output_static_;
+  std::vector<NodePhase> node_phases_;
+  int num_bound_ = 0;
+};
+
+}  // namespace sdx::runtime
