@@ -97,6 +97,14 @@ def cmd_run(args) -> int:
     t = np.array(times)
     print(f"latency over {len(times)} runs: p50 {np.percentile(t, 50):.3f} ms, p90 {np.percentile(t, 90):.3f} ms, "
           f"mean {t.mean():.3f} ms, min {t.min():.3f} ms")
+    _, rep = sess.run_with_report(None, feeds)
+    line = f"execution: {rep['execution_mode']}, plan phase {rep.get('phase', '?')}"
+    if rep.get("execution_mode") == "CPU_REPLAY":
+        line += (f", {rep['captured_steps']} captured / {rep['gap_steps']} gap / {rep['slot_by_slot_steps']} "
+                 f"slot-by-slot steps, {rep['peak_memory_bytes']} bytes frozen")
+    elif rep.get("fallback_reason"):
+        line += f" ({rep['fallback_reason']})"
+    print(line)
     if args.save_outputs:
         os.makedirs(args.save_outputs, exist_ok=True)
         for o, v in zip(sess.get_outputs(), outs):

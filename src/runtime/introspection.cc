@@ -143,7 +143,7 @@ std::string format_introspection(const PlanIntrospection& info) {
   out += plan::describe(info.memory) + "\n";
   out += "intermediates: one buffer per slot " + plan::format_bytes(info.memory.naive_bytes) + ", coloring " +
          plan::format_bytes(info.memory.coloring_bytes) + ", arena " + plan::format_bytes(info.memory.arena_bytes) + "\n";
-  char ratio[64] = "";
+  char ratio[192] = "";
   if (info.intermediate_bytes > 0)
     std::snprintf(ratio, sizeof ratio, " (%.1f%% of %s, every intermediate with its own memory, outputs included)",
                   100.0 * static_cast<double>(info.memory.planned_bytes()) / static_cast<double>(info.intermediate_bytes),
