@@ -95,6 +95,8 @@ Node* Graph::add_node(const std::string& op_type, const std::string& domain, con
   n->name_ = name;
   n->owner_ = this;
   n->inputs_ = inputs;
+  for (Value* v : inputs)
+    if (v) v->users_.push_back(n.get());
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].empty()) {
       n->outputs_.push_back(nullptr);
@@ -108,6 +110,115 @@ Node* Graph::add_node(const std::string& op_type, const std::string& domain, con
   Node* raw = n.get();
   nodes_.push_back(std::move(n));
   return raw;
+}
+
+Node* Graph::add_node_with_outputs(const std::string& op_type, const std::string& domain, const std::string& name,
+                                   const std::vector<Value*>& inputs, const std::vector<Value*>& outputs) {
+  Node* n = add_node(op_type, domain, name, inputs, {});
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Value* v = outputs[i];
+    if (v) {
+      SDX_ASSERT(v->producer_ == nullptr && v->owner_ == this);
+      v->producer_ = n;
+      v->producer_output_ = static_cast<int>(i);
+    }
+    n->outputs_.push_back(v);
+  }
+  return n;
+}
+
+void Graph::drop_user(Value* v, const Node* n) {
+  auto& u = v->users_;
+  for (size_t i = 0; i < u.size(); ++i)
+    if (u[i] == n) {
+      u.erase(u.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+// Unregisters n and the nodes of its subgraphs from the values they read.
+void Graph::drop_uses(Node* n) {
+  for (Value* v : n->inputs())
+    if (v) drop_user(v, n);
+  for (Graph* sg : n->subgraphs())
+    for (const auto& sn : sg->nodes()) drop_uses(sn.get());
+}
+
+void Node::set_attribute(Attribute a) {
+  for (Attribute& x : attrs_)
+    if (x.name == a.name) {
+      x = std::move(a);
+      return;
+    }
+  attrs_.push_back(std::move(a));
+}
+
+void Node::remove_attribute(const std::string& name) {
+  for (size_t i = 0; i < attrs_.size(); ++i)
+    if (attrs_[i].name == name) {
+      attrs_.erase(attrs_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+
+void Graph::remove_node(Node* n) {
+  SDX_ASSERT(n->owner_ == this && !n->removed_);
+  drop_uses(n);
+  for (Value* v : n->outputs_)
+    if (v && v->producer_ == n) {
+      v->producer_ = nullptr;
+      v->producer_output_ = -1;
+    }
+  n->removed_ = true;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].get() == n) {
+      removed_nodes_.push_back(std::move(nodes_[i]));
+      nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+
+void Graph::collect_garbage() { removed_nodes_.clear(); }
+
+void Graph::set_input(Node* n, int i, Value* v) {
+  if (i >= n->num_inputs()) n->inputs_.resize(static_cast<size_t>(i) + 1, nullptr);
+  Value*& slot = n->inputs_[static_cast<size_t>(i)];
+  if (slot) drop_user(slot, n);
+  slot = v;
+  if (v) v->users_.push_back(n);
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  if (from == to) return;
+  std::vector<Node*> users = from->users_;
+  for (Node* n : users)
+    for (size_t i = 0; i < n->inputs_.size(); ++i)
+      if (n->inputs_[i] == from) {
+        n->inputs_[i] = to;
+        if (to) to->users_.push_back(n);
+      }
+  from->users_.clear();
+}
+
+bool Graph::is_output(const Value* v) const {
+  for (const Value* o : outputs_)
+    if (o == v) return true;
+  return false;
+}
+
+std::string Graph::unique_name(const std::string& prefix) {
+  for (;;) {
+    std::string name = prefix + "_" + std::to_string(++name_counter_);
+    if (!find_value(name)) return name;
+  }
+}
+
+Value* Graph::add_constant(const std::string& prefix, Tensor t) {
+  Value* v = add_value(unique_name(prefix));
+  std::vector<Dim> dims;
+  for (int64_t d : t.shape().dims()) dims.push_back(Dim::fixed(d));
+  v->type_ = TypeInfo::tensor(t.dtype(), std::move(dims));
+  v->initializer_ = std::move(t);
+  return v;
 }
 
 Value* Graph::find_value(const std::string& name) const {

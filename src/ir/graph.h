@@ -39,9 +39,13 @@ class Value {
   const Tensor& initializer() const { return *initializer_; }
   void set_initializer(Tensor t) { initializer_ = std::move(t); }
   bool is_graph_input() const { return is_graph_input_; }
+  // Nodes reading this value (one entry per input slot that reads it), in any graph of the tree
+  // (subgraph nodes reading an outer value are listed on it). Kept up to date by Graph's mutators.
+  const std::vector<Node*>& users() const { return users_; }
 
  private:
   friend class Graph;
+  std::vector<Node*> users_;
   std::string name_;
   TypeInfo type_;
   Graph* owner_ = nullptr;
@@ -83,9 +87,15 @@ class Node {
 
   // "'name' (OpType)" for error messages.
   std::string describe() const;
+  // True once Graph::remove_node detached it (the object lives until Graph::collect_garbage()).
+  bool removed() const { return removed_; }
+  // Attribute mutation (optimizer): replaces an attribute of the same name or adds it.
+  void set_attribute(Attribute a);
+  void remove_attribute(const std::string& name);
 
  private:
   friend class Graph;
+  bool removed_ = false;
   std::string name_, op_type_, domain_;
   int opset_ = 0;
   Graph* owner_ = nullptr;
@@ -113,6 +123,26 @@ class Graph {
   Node* add_node(const std::string& op_type, const std::string& domain, const std::string& name,
                  const std::vector<Value*>& inputs, const std::vector<std::string>& outputs);
 
+  // --- Mutation (the optimizer's API). Users lists stay consistent through these. ---
+  // A node whose outputs are existing values with no producer (e.g. the outputs of a node just
+  // removed): a fused node takes over the values (and so the names) of the pattern it replaces.
+  Node* add_node_with_outputs(const std::string& op_type, const std::string& domain, const std::string& name,
+                              const std::vector<Value*>& inputs, const std::vector<Value*>& outputs);
+  // Detaches n: its inputs lose it as a user, its outputs lose their producer. The node stays
+  // allocated (removed() is true) until collect_garbage(), so iterations over snapshots stay valid.
+  void remove_node(Node* n);
+  void collect_garbage();
+  void set_input(Node* n, int i, Value* v);
+  // Every node input reading `from` (in this graph and its subgraphs) reads `to` instead.
+  // Graph outputs are not changed: outputs keep their names (see is_output).
+  void replace_all_uses(Value* from, Value* to);
+  bool is_output(const Value* v) const;
+  void set_output(size_t i, Value* v) { outputs_[i] = v; }
+  // A fresh initializer (not a graph input) with a name unique in this graph.
+  Value* add_constant(const std::string& prefix, Tensor t);
+  // A value name (or node name) not used yet in this graph: prefix, prefix_1, prefix_2, ...
+  std::string unique_name(const std::string& prefix);
+
   // Finds a value by name in this graph only.
   Value* find_value(const std::string& name) const;
   // Finds a value by name here or in an enclosing graph.
@@ -128,11 +158,16 @@ class Graph {
   Status sort_topologically();
 
  private:
+  static void drop_user(Value* v, const Node* n);
+  static void drop_uses(Node* n);
+
   std::string name_;
   Graph* parent_;
   std::vector<std::unique_ptr<Value>> values_;
   std::unordered_map<std::string, Value*> by_name_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Node>> removed_nodes_;
+  int name_counter_ = 0;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
 };

@@ -11,6 +11,10 @@
 #include "runtime/plan_phase.h"
 #include "runtime/session_options.h"
 
+namespace sdx::opt {
+struct OptimizationReport;
+}
+
 namespace sdx::runtime {
 
 struct ExecutionReport {
@@ -28,6 +32,8 @@ struct ExecutionReport {
   int32_t slot_by_slot_steps = 0;        // other steps run eagerly (they read a gap's output)
   // Why this call did not replay, or null: a static string, so filling the report never allocates.
   const char* fallback_reason = nullptr;
+  // What the optimizer did when the session loaded (rewrites per pass); owned by the session.
+  const opt::OptimizationReport* optimization = nullptr;
 };
 
 }  // namespace sdx::runtime

@@ -55,6 +55,15 @@ Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
   SDX_RETURN_IF_ERROR(ir::infer_types(*model_.graph), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(*model_.graph), "verifier");
+  SDX_ASSIGN_OR_RETURN(optimization_, opt::optimize(*model_.graph, options_.optimizer), "graph optimizer");
+  if (optimization_.total_rewrites() > 0) {
+    // New values need types; a graph the optimizer broke is a bug in sdx, reported as such.
+    Status st = ir::infer_types(*model_.graph);
+    if (st.is_ok()) st = ir::verify(*model_.graph);
+    if (!st.is_ok())
+      return internal_error("the graph optimizer produced an invalid graph (set SDX_OPTIMIZER_ENABLED=0 to load "
+                            "without it, and please report this): " + st.message());
+  }
   std::vector<const ir::Node*> unsupported;
   SDX_RETURN_IF_ERROR(executor_.prepare(*model_.graph, &unsupported), "");
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
@@ -449,6 +458,7 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
     report->gap_steps = e.replay ? e.replay->count(NodePhase::kGap) : 0;
     report->slot_by_slot_steps = e.replay ? e.replay->count(NodePhase::kSlotBySlot) : 0;
     report->fallback_reason = fallback;
+    report->optimization = &optimization_;
   }
   return Status::ok();
 }

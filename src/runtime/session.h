@@ -25,6 +25,7 @@
 #include "core/datum.h"
 #include "core/status.h"
 #include "ir/graph.h"
+#include "opt/pass_manager.h"
 #include "runtime/context.h"
 #include "runtime/execution_report.h"
 #include "runtime/graph_executor.h"
@@ -78,6 +79,8 @@ class Session {
   int input_index(const std::string& name) const;
   int output_index(const std::string& name) const;
   PlanCacheStats cache_stats() const { return cache_->stats(); }
+  // What the graph optimizer did at load (rewrites per pass, op histograms before and after).
+  const opt::OptimizationReport& optimization() const { return optimization_; }
 
  private:
   Session() = default;
@@ -100,6 +103,7 @@ class Session {
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor executor_;
+  opt::OptimizationReport optimization_;
   std::vector<int> all_outputs_;  // 0..outputs()-1
   std::shared_ptr<const plan::Plan> full_plan_;
   // Plans for other requested-output sets, compiled on first use.

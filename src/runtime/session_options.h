@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "opt/optimizer_options.h"
+
 namespace sdx::runtime {
 
 // The DSP document's GraphExecutionMode, as far as sdx implements it (ids kept).
@@ -32,6 +34,8 @@ struct SessionOptions {
   int intra_op_num_threads = 0;
   // Log level: 0 = errors only, 1 = warnings, 2 = info, 3 = verbose.
   int log_level = 1;
+  // The graph optimizer's controls (SDX_OPTIMIZER_*).
+  opt::OptimizerOptions optimizer;
 
   // Overlays SDX_* environment variables onto `base`.
   static SessionOptions from_env(SessionOptions base);

@@ -1,0 +1,34 @@
+// UnusedFunctionOptimizations (pass 1, dead code elimination): removes nodes none of whose outputs
+// is a graph output or read by any node, repeatedly, so whole dead branches go in one sweep.
+#include "opt/pass.h"
+
+namespace sdx::opt {
+namespace {
+
+class UnusedFunctionOptimizations final : public Pass {
+ public:
+  const char* name() const override { return "UnusedFunctionOptimizations"; }
+  PassCategory category() const override { return PassCategory::kCleanup; }
+
+  Result<int> run(ir::Graph& g, PassContext& ctx) override {
+    const int before = ctx.count();
+    // Last to first: removing a dead consumer can make its producers dead in the same sweep.
+    std::vector<ir::Node*> order;
+    for (const auto& n : g.nodes()) order.push_back(n.get());
+    for (size_t i = order.size(); i-- > 0;) {
+      ir::Node* n = order[i];
+      bool live = false;
+      for (const ir::Value* v : n->outputs())
+        if (v && (!v->users().empty() || g.is_output(v))) live = true;
+      if (live) continue;
+      ctx.applied(*n, n->op_type() + " with unused outputs -> removed");
+      g.remove_node(n);
+    }
+    return ctx.count() - before;
+  }
+};
+
+const PassRegistrar kRegistrar(100, [] { return std::make_unique<UnusedFunctionOptimizations>(); });
+
+}  // namespace
+}  // namespace sdx::opt
