@@ -86,6 +86,12 @@ class SessionOptions:
         self.warmup_runs = 1  # runs per input-shape signature that record shapes before memory is frozen
         self.plan_cache_max_count = 32  # plans (per caller, output set and input shapes) kept with memory
         self.plan_cache_memory_fraction = 0.25  # of physical memory, for all cached plans together
+        # Graph optimizer (SDX_OPTIMIZER_* environment variables override these).
+        self.optimizer_enabled = True
+        self.optimizer_skip: list[str] = []  # pass names, e.g. ["AttentionFusionOptimizations"]
+        self.optimizer_log_applied = False  # print every rewrite "pass: before -> after" to stderr
+        self.optimizer_max_iterations = 3
+        self.optimizer_fp16 = False  # pre-cast float weights of MatMul/Gemm/Conv to float16
 
     def _to_dict(self) -> dict:
         return {
@@ -96,6 +102,11 @@ class SessionOptions:
             "warmup_runs": int(self.warmup_runs),
             "plan_cache_max_count": int(self.plan_cache_max_count),
             "plan_cache_memory_fraction": float(self.plan_cache_memory_fraction),
+            "optimizer_enabled": bool(self.optimizer_enabled),
+            "optimizer_skip": [str(x) for x in self.optimizer_skip],
+            "optimizer_log_applied": bool(self.optimizer_log_applied),
+            "optimizer_max_iterations": int(self.optimizer_max_iterations),
+            "optimizer_fp16": bool(self.optimizer_fp16),
         }
 
 
@@ -179,6 +190,11 @@ class InferenceSession:
         (SLOT_BY_SLOT or CPU_REPLAY), phase, replay_count, call_count, avg_latency_us,
         peak_memory_bytes, captured/gap/slot_by_slot step counts and fallback_reason."""
         return self._run(output_names, input_feed, True)
+
+    def optimization_report(self) -> dict:
+        """What the graph optimizer did at load: rewrites_per_pass {pass: count}, skipped, ops_before and
+        ops_after histograms, log [(pass, "before -> after", node)], iterations, text."""
+        return self._sess.optimization_report()
 
     def cache_stats(self) -> dict:
         """Plan cache figures: entries, frozen_bytes, evictions, passivations, buffer pool hits/misses."""

@@ -139,6 +139,15 @@ def cmd_inspect(args) -> int:
             print(f"  {op}: {shown}{' ...' if len(nodes) > 8 else ''}")
     else:
         print("unsupported ops: none")
+    if args.optimized:
+        if unsupported:
+            print("optimizer: not available while ops are unsupported")
+        else:
+            rep = sdx.InferenceSession(args.model).optimization_report()
+            print(rep["text"], end="")
+            if args.verbose:
+                for pass_name, what, node in rep["log"]:
+                    print(f"  {pass_name}: {what} (node '{node}')")
     if args.graph:
         print(sdx.InferenceSession(args.model).graph_text())
     if args.plan:
@@ -176,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("inspect", help="inputs, outputs, opsets, op histogram, unsupported ops")
     i.add_argument("model")
     i.add_argument("--graph", action="store_true", help="also print the graph, one node per line")
+    i.add_argument("--optimized", action="store_true",
+                   help="run the graph optimizer and print the op histogram before and after and the rewrites per pass")
+    i.add_argument("-v", "--verbose", action="store_true", help="with --optimized: list every rewrite")
     i.add_argument("--plan", action="store_true",
                    help="run once on random inputs and print the execution plan: slots, liveness, memory layout")
     i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",

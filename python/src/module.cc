@@ -222,6 +222,13 @@ class PySession {
     }
     if (options.contains("plan_cache_max_count"))
       opts.plan_cache_max_count = std::max(1, nb::cast<int>(options["plan_cache_max_count"]));
+    if (options.contains("optimizer_enabled")) opts.optimizer.enabled = nb::cast<bool>(options["optimizer_enabled"]);
+    if (options.contains("optimizer_skip")) opts.optimizer.skip = nb::cast<std::vector<std::string>>(options["optimizer_skip"]);
+    if (options.contains("optimizer_log_applied"))
+      opts.optimizer.log_applied = nb::cast<bool>(options["optimizer_log_applied"]);
+    if (options.contains("optimizer_max_iterations"))
+      opts.optimizer.max_iterations = std::max(1, nb::cast<int>(options["optimizer_max_iterations"]));
+    if (options.contains("optimizer_fp16")) opts.optimizer.fp16 = nb::cast<bool>(options["optimizer_fp16"]);
     if (options.contains("plan_cache_memory_fraction"))
       opts.plan_cache_memory_fraction = nb::cast<double>(options["plan_cache_memory_fraction"]);
     if (nb::isinstance<nb::bytes>(model)) {
@@ -285,6 +292,32 @@ class PySession {
     release(std::move(ctx));
     nb::object out = want_report ? nb::object(nb::make_tuple(result, report_to_py(report))) : nb::object(result);
     return general ? nb::object(nb::make_tuple("general", out)) : out;
+  }
+
+  nb::dict optimization_report() const {
+    const opt::OptimizationReport& r = session_->optimization();
+    nb::dict d;
+    d["enabled"] = r.enabled;
+    d["iterations"] = r.iterations;
+    nb::dict per_pass;
+    for (const auto& [pass, n] : r.rewrites_per_pass) per_pass[nb::str(pass.c_str())] = n;
+    d["rewrites_per_pass"] = per_pass;
+    nb::list skipped;
+    for (const auto& s : r.skipped) skipped.append(s);
+    d["skipped"] = skipped;
+    nb::dict before, after;
+    for (const auto& [op, n] : r.ops_before) before[nb::str(op.c_str())] = n;
+    for (const auto& [op, n] : r.ops_after) after[nb::str(op.c_str())] = n;
+    d["ops_before"] = before;
+    d["ops_after"] = after;
+    nb::list log;
+    for (const auto& w : r.log) log.append(nb::make_tuple(w.pass, w.what, w.node));
+    d["log"] = log;
+    d["nodes_before"] = r.nodes_before;
+    d["nodes_after"] = r.nodes_after;
+    d["millis"] = r.millis;
+    d["text"] = opt::format_report(r);
+    return d;
   }
 
   nb::dict cache_stats() const {
@@ -520,12 +553,19 @@ NB_MODULE(_sdx, m) {
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
       .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"))
       .def("cache_stats", &PySession::cache_stats)
+      .def("optimization_report", &PySession::optimization_report)
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
       .def("overridable_initializers", &PySession::overridable_initializers);
 
   m.def("inspect_model", &inspect_model, nb::arg("path"));
+  m.def("optimizer_passes", [] {
+    nb::list out;
+    for (const opt::PassInfo& p : opt::registered_passes())
+      out.append(nb::make_tuple(p.order, p.name, opt::pass_category_name(p.category)));
+    return out;
+  });
   m.def("supported_ops", [] { return backend::KernelRegistry::cpu().op_names(); });
   m.def("run_conformance_case", [](const std::string& dir, double rtol, double atol) {
     testing::CaseResult r;

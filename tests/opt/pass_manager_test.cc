@@ -1,0 +1,104 @@
+// The optimizer's user controls: enabled, skip, log_applied, max_iterations (fields and SDX_OPTIMIZER_*).
+#include "opt/pass_manager.h"
+
+#include <cstdlib>
+
+#include "pass_test_util.h"
+
+namespace sdx::test {
+namespace {
+
+// x -> Identity -> Identity -> Relu -> y, plus a dead Neg.
+ir::Model identities() {
+  ModelBuilder b;
+  ir::Value* x = b.input("x", {4});
+  (void)b.op("Neg", {x});
+  b.output(b.op("Relu", {b.op("Identity", {b.op("Identity", {x})})}));
+  return b.model();
+}
+
+TEST(PassManager, DisabledRunsNothing) {
+  ir::Model m = identities();
+  opt::OptimizerOptions o;
+  o.enabled = false;
+  auto rep = opt::optimize(*m.graph, o);
+  ASSERT_TRUE(rep.is_ok());
+  EXPECT_FALSE(rep->enabled);
+  EXPECT_EQ(rep->total_rewrites(), 0);
+  EXPECT_EQ(rep->iterations, 0);
+  EXPECT_EQ(m.graph->nodes().size(), 4u);
+}
+
+TEST(PassManager, SkippedPassesDoNoWorkAndAreReported) {
+  ir::Model m = identities();
+  opt::OptimizerOptions o;
+  o.skip = {"IdentityFunctionOptimizations"};
+  auto rep = opt::optimize(*m.graph, o);
+  ASSERT_TRUE(rep.is_ok());
+  EXPECT_EQ(rep->rewrites_of("IdentityFunctionOptimizations"), 0);
+  EXPECT_EQ(rep->ops_after.at("Identity"), 2);
+  EXPECT_EQ(rep->rewrites_of("UnusedFunctionOptimizations"), 1);  // the dead Neg still goes
+  EXPECT_EQ(rep->skipped, (std::vector<std::string>{"IdentityFunctionOptimizations"}));
+}
+
+TEST(PassManager, LogAppliedPrintsExactlyTheRewritesPerformed) {
+  ir::Model m = identities();
+  opt::OptimizerOptions o;
+  o.log_applied = true;
+  o.verify_each_pass = true;
+  ::testing::internal::CaptureStderr();
+  auto rep = opt::optimize(*m.graph, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(rep.is_ok());
+  ASSERT_EQ(static_cast<int>(rep->log.size()), rep->total_rewrites());
+  std::string expected;
+  for (const opt::Rewrite& w : rep->log)
+    expected += "sdx optimizer: " + w.pass + ": " + w.what + " (node '" + w.node + "')\n";
+  EXPECT_EQ(err, expected);
+  EXPECT_NE(err.find("IdentityFunctionOptimizations: Identity(x) -> x"), std::string::npos);
+  EXPECT_EQ(rep->ops_after, (std::map<std::string, int>{{"Relu", 1}}));
+}
+
+TEST(PassManager, StopsAtAFixpointOrAfterMaxIterations) {
+  ir::Model m = identities();
+  opt::OptimizerOptions o;
+  auto rep = opt::optimize(*m.graph, o);
+  ASSERT_TRUE(rep.is_ok());
+  EXPECT_LT(rep->iterations, o.max_iterations + 1);
+  EXPECT_GE(rep->iterations, 2);  // one round that changes something, one that finds nothing
+
+  ir::Model once = identities();
+  o.max_iterations = 1;
+  rep = opt::optimize(*once.graph, o);
+  ASSERT_TRUE(rep.is_ok());
+  EXPECT_EQ(rep->iterations, 1);
+}
+
+TEST(PassManager, EnvironmentOverlaysTheOptions) {
+  setenv("SDX_OPTIMIZER_ENABLED", "0", 1);
+  setenv("SDX_OPTIMIZER_SKIP", "AlgebraicOptimizations, PeepholeOptimizations", 1);
+  setenv("SDX_OPTIMIZER_LOG_APPLIED", "1", 1);
+  setenv("SDX_OPTIMIZER_MAX_ITERATIONS", "5", 1);
+  setenv("SDX_OPTIMIZER_FP16", "true", 1);
+  opt::OptimizerOptions o = opt::OptimizerOptions::from_env({});
+  unsetenv("SDX_OPTIMIZER_ENABLED");
+  unsetenv("SDX_OPTIMIZER_SKIP");
+  unsetenv("SDX_OPTIMIZER_LOG_APPLIED");
+  unsetenv("SDX_OPTIMIZER_MAX_ITERATIONS");
+  unsetenv("SDX_OPTIMIZER_FP16");
+  EXPECT_FALSE(o.enabled);
+  EXPECT_EQ(o.skip, (std::vector<std::string>{"AlgebraicOptimizations", "PeepholeOptimizations"}));
+  EXPECT_TRUE(o.log_applied);
+  EXPECT_EQ(o.max_iterations, 5);
+  EXPECT_TRUE(o.fp16);
+}
+
+TEST(PassManager, PassesAreRegisteredInPipelineOrder) {
+  const auto& passes = opt::registered_passes();
+  ASSERT_GE(passes.size(), 2u);
+  for (size_t i = 1; i < passes.size(); ++i) EXPECT_LT(passes[i - 1].order, passes[i].order) << passes[i].name;
+  EXPECT_EQ(passes.front().name, "UnusedFunctionOptimizations");
+}
+
+}  // namespace
+}  // namespace sdx::test
