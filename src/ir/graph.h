@@ -38,6 +38,7 @@ class Value {
   bool is_initializer() const { return initializer_.has_value(); }
   const Tensor& initializer() const { return *initializer_; }
   void set_initializer(Tensor t) { initializer_ = std::move(t); }
+  void clear_initializer() { initializer_.reset(); }
   bool is_graph_input() const { return is_graph_input_; }
   // Nodes reading this value (one entry per input slot that reads it), in any graph of the tree
   // (subgraph nodes reading an outer value are listed on it). Kept up to date by Graph's mutators.

@@ -24,6 +24,13 @@ bool PassContext::applied(const ir::Node& anchor, const std::string& what) {
   return true;
 }
 
+bool PassContext::applied_value(const std::string& value, const std::string& what) {
+  ++count_;
+  if (log_) log_->push_back({pass_, what, value});
+  if (options_.log_applied) std::fprintf(stderr, "sdx optimizer: %s: %s (value '%s')\n", pass_.c_str(), what.c_str(), value.c_str());
+  return true;
+}
+
 namespace {
 std::vector<PassInfo>& registry() {
   static std::vector<PassInfo> passes;

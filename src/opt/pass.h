@@ -42,6 +42,8 @@ class PassContext {
   const OptimizerOptions& options() const { return options_; }
   // Records one rewrite (and prints it when log_applied is on). Returns true, for `return ctx.applied(...)`.
   bool applied(const ir::Node& anchor, const std::string& what);
+  // The same for a rewrite anchored on a value rather than a node.
+  bool applied_value(const std::string& value, const std::string& what);
   int count() const { return count_; }
 
  private:

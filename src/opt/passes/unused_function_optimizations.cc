@@ -1,5 +1,7 @@
 // UnusedFunctionOptimizations (pass 1, dead code elimination): removes nodes none of whose outputs
-// is a graph output or read by any node, repeatedly, so whole dead branches go in one sweep.
+// is a graph output or read by any node, repeatedly, so whole dead branches go in one sweep, then
+// frees the initializers nothing reads any more (folded or replaced constants) unless callers may
+// feed them (graph inputs).
 #include "opt/pass.h"
 
 namespace sdx::opt {
@@ -23,6 +25,12 @@ class UnusedFunctionOptimizations final : public Pass {
       if (live) continue;
       ctx.applied(*n, n->op_type() + " with unused outputs -> removed");
       g.remove_node(n);
+    }
+    for (const auto& v : g.values()) {
+      if (!v->is_initializer() || v->is_graph_input() || !v->users().empty() || g.is_output(v.get())) continue;
+      // Subgraph nodes reading it are listed among its users too, so nothing can still read it.
+      ctx.applied_value(v->name(), "unused initializer '" + v->name() + "' (" + v->initializer().type_string() + ") -> freed");
+      v->clear_initializer();
     }
     return ctx.count() - before;
   }
