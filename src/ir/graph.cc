@@ -179,6 +179,23 @@ void Graph::remove_node(Node* n) {
 
 void Graph::collect_garbage() { removed_nodes_.clear(); }
 
+void Graph::move_node_before(Node* n, const Node* before) {
+  SDX_ASSERT(n->owner_ == this && before->owner_ == this && !n->removed_ && !before->removed_);
+  if (n == before) return;
+  size_t from = nodes_.size();
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].get() == n) from = i;
+  SDX_ASSERT(from < nodes_.size());
+  std::unique_ptr<Node> owned = std::move(nodes_[from]);
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(from));
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].get() == before) {
+      nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i), std::move(owned));
+      return;
+    }
+  SDX_ASSERT(false);
+}
+
 void Graph::set_input(Node* n, int i, Value* v) {
   if (i >= n->num_inputs()) n->inputs_.resize(static_cast<size_t>(i) + 1, nullptr);
   Value*& slot = n->inputs_[static_cast<size_t>(i)];

@@ -38,6 +38,7 @@ class Value {
   bool is_initializer() const { return initializer_.has_value(); }
   const Tensor& initializer() const { return *initializer_; }
   void set_initializer(Tensor t) { initializer_ = std::move(t); }
+  // Drops the stored tensor (the optimizer, for a constant nobody reads any more, to free its memory).
   void clear_initializer() { initializer_.reset(); }
   bool is_graph_input() const { return is_graph_input_; }
   // Nodes reading this value (one entry per input slot that reads it), in any graph of the tree
@@ -133,6 +134,9 @@ class Graph {
   // allocated (removed() is true) until collect_garbage(), so iterations over snapshots stay valid.
   void remove_node(Node* n);
   void collect_garbage();
+  // Moves n to just before `before` in nodes() (the execution order); the caller keeps the order
+  // topological (n's inputs are defined before `before`).
+  void move_node_before(Node* n, const Node* before);
   void set_input(Node* n, int i, Value* v);
   // Every node input reading `from` (in this graph and its subgraphs) reads `to` instead.
   // Graph outputs are not changed: outputs keep their names (see is_output).

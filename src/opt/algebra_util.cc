@@ -40,15 +40,6 @@ bool uses_numpy_broadcast(const ir::Node& n) {
   return n.domain().empty() && n.opset() >= 7 && !n.attr("broadcast") && !n.attr("axis");
 }
 
-bool is_ieee_float(DType t) {
-  return t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat32 || t == DType::kFloat64;
-}
-
-DType elem_type(const ir::Value* v) {
-  if (!v || v->type().kind != ir::TypeInfo::Kind::kTensor) return DType::kUndefined;
-  return v->type().elem;
-}
-
 void remove_if_unused(ir::Graph& g, ir::Node* n) {
   if (!n || n->removed()) return;
   for (const ir::Value* v : n->outputs())

@@ -15,6 +15,7 @@
 
 #include "core/dtype.h"
 #include "ir/graph.h"
+#include "opt/rewrite_util.h"
 
 namespace sdx::opt {
 
@@ -29,10 +30,6 @@ std::optional<std::vector<int64_t>> broadcast_static(const std::vector<std::vect
 // n is a binary arithmetic/logic op with numpy (multidirectional) broadcasting: opset >= 7 and no
 // legacy "broadcast"/"axis" attributes.
 bool uses_numpy_broadcast(const ir::Node& n);
-// float16, bfloat16, float, double: the types whose kernels compute IEEE arithmetic.
-bool is_ieee_float(DType t);
-// The element type of v when known (kUndefined otherwise).
-DType elem_type(const ir::Value* v);
 
 // Removes n when none of its outputs is read or a graph output (a producer a rewrite bypassed).
 void remove_if_unused(ir::Graph& g, ir::Node* n);

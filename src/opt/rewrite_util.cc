@@ -1,6 +1,7 @@
 #include "opt/rewrite_util.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/cpu/tensor_values.h"
 
@@ -108,6 +109,17 @@ ir::Attribute attr_string(const std::string& name, const std::string& v) {
   return a;
 }
 
+bool is_float(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+DType elem_type(const ir::Value* v) {
+  if (!v) return DType::kUndefined;
+  if (const Tensor* t = constant_value(v)) return t->dtype();
+  if (v->type().kind != ir::TypeInfo::Kind::kTensor) return DType::kUndefined;
+  return v->type().elem;
+}
+
 std::optional<std::vector<int64_t>> static_shape(const ir::Value* v) {
   if (!v) return std::nullopt;
   if (const Tensor* t = constant_value(v)) return t->shape().dims();
@@ -119,6 +131,81 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Value* v) {
     dims.push_back(d.value);
   }
   return dims;
+}
+
+std::optional<int> static_rank(const ir::Value* v) {
+  if (!v) return std::nullopt;
+  if (const Tensor* t = constant_value(v)) return t->rank();
+  const auto& ty = v->type();
+  if (ty.kind != ir::TypeInfo::Kind::kTensor || !ty.shape) return std::nullopt;
+  return static_cast<int>(ty.shape->size());
+}
+
+std::optional<int64_t> fixed_dim(const ir::Value* v, int axis) {
+  if (!v || axis < 0) return std::nullopt;
+  if (const Tensor* t = constant_value(v)) {
+    if (axis >= t->rank()) return std::nullopt;
+    return t->shape()[axis];
+  }
+  const auto& ty = v->type();
+  if (ty.kind != ir::TypeInfo::Kind::kTensor || !ty.shape || axis >= static_cast<int>(ty.shape->size()))
+    return std::nullopt;
+  const ir::Dim& d = (*ty.shape)[static_cast<size_t>(axis)];
+  return d.is_fixed() ? std::optional<int64_t>(d.value) : std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> constant_ints(const ir::Value* v) {
+  const Tensor* t = constant_value(v);
+  if (!t || !dtype_is_int(t->dtype()) || !dtype_is_byte_addressable(t->dtype())) return std::nullopt;
+  auto values = cpu::read_int64s(*t, "constant");
+  if (!values.is_ok()) return std::nullopt;
+  return std::move(values).value();
+}
+
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.dtype() == DType::kString) {
+    for (int64_t i = 0; i < a.numel(); ++i)
+      if (a.data<std::string>()[i] != b.data<std::string>()[i]) return false;
+    return true;
+  }
+  const size_t n = a.nbytes();
+  return n == b.nbytes() && (n == 0 || a.raw_data() == b.raw_data() || std::memcmp(a.raw_data(), b.raw_data(), n) == 0);
+}
+
+bool same_attribute(const ir::Attribute& a, const ir::Attribute& b) {
+  if (a.name != b.name || a.type != b.type) return false;
+  auto same_floats = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+  };
+  switch (a.type) {
+    case ir::AttrType::kFloat: return std::memcmp(&a.f, &b.f, sizeof(float)) == 0;
+    case ir::AttrType::kInt: return a.i == b.i;
+    case ir::AttrType::kString: return a.s == b.s;
+    case ir::AttrType::kTensor: return a.t.defined() && b.t.defined() && same_tensor(a.t, b.t);
+    case ir::AttrType::kGraph: return a.g == b.g;
+    case ir::AttrType::kFloats: return same_floats(a.floats, b.floats);
+    case ir::AttrType::kInts: return a.ints == b.ints;
+    case ir::AttrType::kStrings: return a.strings == b.strings;
+    case ir::AttrType::kTensors:
+      if (a.tensors.size() != b.tensors.size()) return false;
+      for (size_t i = 0; i < a.tensors.size(); ++i)
+        if (!same_tensor(a.tensors[i], b.tensors[i])) return false;
+      return true;
+    case ir::AttrType::kGraphs: return a.graphs == b.graphs;
+    case ir::AttrType::kTypeProto:
+      return a.tp.to_string() == b.tp.to_string() && a.tp.shape_string() == b.tp.shape_string();
+    default: return false;
+  }
+}
+
+bool same_attributes(const ir::Node& a, const ir::Node& b) {
+  if (a.attributes().size() != b.attributes().size()) return false;
+  for (const ir::Attribute& x : a.attributes()) {
+    const ir::Attribute* y = b.attr(x.name);
+    if (!y || !same_attribute(x, *y)) return false;
+  }
+  return true;
 }
 
 }  // namespace sdx::opt

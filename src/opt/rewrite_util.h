@@ -49,7 +49,25 @@ ir::Attribute attr_float(const std::string& name, float v);
 ir::Attribute attr_ints(const std::string& name, std::vector<int64_t> v);
 ir::Attribute attr_string(const std::string& name, const std::string& v);
 
+// Float32, float64, float16 or bfloat16: the types whose kernels compute IEEE arithmetic.
+bool is_float(DType t);
+// v's element type (kUndefined when unknown or not a tensor).
+DType elem_type(const ir::Value* v);
+
 // The static shape of a value when every dim is fixed.
 std::optional<std::vector<int64_t>> static_shape(const ir::Value* v);
+// The rank of a tensor value when known (symbolic dims allowed).
+std::optional<int> static_rank(const ir::Value* v);
+// Dim `axis` (already normalized) of v when it is fixed.
+std::optional<int64_t> fixed_dim(const ir::Value* v, int axis);
+// The values of an integer constant (any integer dtype), or nullopt.
+std::optional<std::vector<int64_t>> constant_ints(const ir::Value* v);
+// Same dtype, shape and element values (bytes; strings element by element).
+bool same_tensor(const Tensor& a, const Tensor& b);
+// Same name, type and value (floats compared bit by bit; graph attributes only when they are the same
+// object; sparse tensors and type lists never).
+bool same_attribute(const ir::Attribute& a, const ir::Attribute& b);
+// Same set of attributes, in any order.
+bool same_attributes(const ir::Node& a, const ir::Node& b);
 
 }  // namespace sdx::opt

@@ -113,16 +113,15 @@ inline void expect_close(const Datum& got, const Datum& want, double rtol, doubl
   }
 }
 
-// Loads build() unoptimized and with `passes` only, runs both on `feeds`, and checks that every
-// output agrees within |opt - ref| <= atol + rtol * |ref| (non-float outputs: exactly).
-inline PassCheck check_pass(const std::vector<std::string>& passes, const std::function<ir::Model()>& build,
-                            const std::vector<std::pair<std::string, Datum>>& feeds, double rtol = 1e-5,
-                            double atol = 1e-6) {
+// check_pass with the optimized session's options given (e.g. only({...}) with fp16 set).
+inline PassCheck check_pass_with(const opt::OptimizerOptions& options, const std::function<ir::Model()>& build,
+                                 const std::vector<std::pair<std::string, Datum>>& feeds, double rtol = 1e-5,
+                                 double atol = 1e-6) {
   PassCheck r;
   runtime::SessionOptions off;
   off.optimizer.enabled = false;
   runtime::SessionOptions on;
-  on.optimizer = only(passes);
+  on.optimizer = options;
   auto ref = runtime::Session::create(build(), off);
   auto opt = runtime::Session::create(build(), on);
   if (!ref.is_ok() || !opt.is_ok()) {
@@ -141,6 +140,14 @@ inline PassCheck check_pass(const std::vector<std::string>& passes, const std::f
     expect_close((*got)[i], (*want)[i], rtol, atol, "output " + std::to_string(i));
   r.outputs = std::move(got).value();
   return r;
+}
+
+// Loads build() unoptimized and with `passes` only, runs both on `feeds`, and checks that every
+// output agrees within |opt - ref| <= atol + rtol * |ref| (non-float outputs: exactly).
+inline PassCheck check_pass(const std::vector<std::string>& passes, const std::function<ir::Model()>& build,
+                            const std::vector<std::pair<std::string, Datum>>& feeds, double rtol = 1e-5,
+                            double atol = 1e-6) {
+  return check_pass_with(only(passes), build, feeds, rtol, atol);
 }
 
 }  // namespace sdx::test

@@ -49,7 +49,7 @@ struct Identity {
 
 // Pow(x, c) with c uniformly `exponent`, shape-neutral, float x.
 bool pow_with_exponent(const ir::Node& p, double exponent) {
-  return uses_numpy_broadcast(p) && is_ieee_float(elem_type(p.input(0))) && neutral_operand(p, 0, 1, exponent);
+  return uses_numpy_broadcast(p) && is_float(elem_type(p.input(0))) && neutral_operand(p, 0, 1, exponent);
 }
 
 class AlgebraicOptimizations final : public PatternPass {
@@ -62,7 +62,7 @@ class AlgebraicOptimizations final : public PatternPass {
       add_rule({op + "(x, " + c + ") -> x", {op}, [id, op, c](ir::Graph& g, ir::Node& n, PassContext& ctx) {
                   if (!uses_numpy_broadcast(n) || n.num_inputs() != 2) return false;
                   // Pow of an integer base by a float exponent computes in double: not x beyond 2^53.
-                  if (op == "Pow" && !is_ieee_float(elem_type(n.input(0))) && !dtype_is_int(elem_type(n.input(1))))
+                  if (op == "Pow" && !is_float(elem_type(n.input(0))) && !dtype_is_int(elem_type(n.input(1))))
                     return false;
                   for (int xi = 0; xi < (id.either_side ? 2 : 1); ++xi) {
                     if (!neutral_operand(n, xi, 1 - xi, id.value)) continue;
@@ -83,7 +83,7 @@ class AlgebraicOptimizations final : public PatternPass {
                   p = w;
                   x = w->input(0);
                 }
-                if (!x || !is_ieee_float(elem_type(x)) || elem_type(x) != elem_type(n.output(0))) return false;
+                if (!x || !is_float(elem_type(x)) || elem_type(x) != elem_type(n.output(0))) return false;
                 const std::string what =
                     "Sqrt(" + p->op_type() + (p->op_type() == "Mul" ? "(x, x)" : "(x, 2)") + ") -> Abs(x)";
                 fuse(g, {&n}, &n, "Abs", "", 0, {x}, {});

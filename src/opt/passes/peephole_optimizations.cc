@@ -75,7 +75,7 @@ class PeepholeOptimizations final : public PatternPass {
                   if (!inner || !inner->input(0)) return false;
                   ir::Value* x = inner->input(0);
                   const DType t = elem_type(x);
-                  if (t == DType::kUndefined || t != elem_type(n.output(0)) || (float_only && !is_ieee_float(t)))
+                  if (t == DType::kUndefined || t != elem_type(n.output(0)) || (float_only && !is_float(t)))
                     return false;
                   if (!forward_output(g, &n, x)) return false;
                   remove_if_unused(g, inner);

@@ -36,7 +36,7 @@ bool pow_of(const ir::Node& n, double exponent) {
   const Tensor* c = constant_value(n.input(1));
   auto u = uniform_constant(n.input(1));
   const DType t = elem_type(n.input(0));
-  return c && u && *u == exponent && is_ieee_float(t) && t == elem_type(n.output(0)) &&
+  return c && u && *u == exponent && is_float(t) && t == elem_type(n.output(0)) &&
          broadcasts_into(c->shape().dims(), n.input(0));
 }
 

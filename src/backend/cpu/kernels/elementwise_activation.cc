@@ -1,9 +1,11 @@
 // Activations: Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish,
 // Softplus, Softsign, Tanh, Gelu, Mish, Swish, ThresholdedRelu, Shrink.
-// Float attributes are read once at load; 16-bit floats compute in float.
+// Float attributes are read once at load; 16-bit floats compute in float. The functors the
+// fused ops share (Relu, Sigmoid, Gelu, Swish, ...) live in backend/cpu/activation.h.
 #include <cmath>
 #include <type_traits>
 
+#include "backend/cpu/activation.h"
 #include "backend/cpu/elementwise.h"
 #include "backend/kernel_registry.h"
 
@@ -13,31 +15,10 @@ namespace {
 using FloatTypes = Types<SDX_FLOAT_TYPES>;
 
 template <typename C>
-C sigmoid(C x) {
-  // Split by sign so exp never overflows.
-  if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
-  const C e = std::exp(x);
-  return e / (C(1) + e);
-}
-
-template <typename C>
 C softplus(C x) {
   return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
 
-struct ReluOp : NoAttrs {
-  template <typename C>
-  C operator()(C x) const { return x > C(0) ? x : C(0); }
-};
-struct LeakyReluOp {
-  float alpha = 0.01f;
-  Status init(const ir::Node& node) {
-    alpha = node.attr_float("alpha", 0.01f);
-    return Status::ok();
-  }
-  template <typename C>
-  C operator()(C x) const { return x >= C(0) ? x : C(alpha) * x; }
-};
 struct EluOp {
   float alpha = 1.f;
   Status init(const ir::Node& node) {
@@ -67,24 +48,6 @@ struct CeluOp {
   template <typename C>
   C operator()(C x) const { return x > C(0) ? x : C(alpha) * std::expm1(x / C(alpha)); }
 };
-struct SigmoidOp : NoAttrs {
-  template <typename C>
-  C operator()(C x) const { return sigmoid(x); }
-};
-struct HardSigmoidOp {
-  float alpha = 0.2f, beta = 0.5f;
-  Status init(const ir::Node& node) {
-    alpha = node.attr_float("alpha", alpha);
-    beta = node.attr_float("beta", beta);
-    return Status::ok();
-  }
-  template <typename C>
-  C operator()(C x) const { return std::fmax(C(0), std::fmin(C(1), C(alpha) * x + C(beta))); }
-};
-struct HardSwishOp : NoAttrs {
-  template <typename C>
-  C operator()(C x) const { return x * std::fmax(C(0), std::fmin(C(1), x / C(6) + C(0.5))); }
-};
 struct SoftplusOp : NoAttrs {
   template <typename C>
   C operator()(C x) const { return softplus(x); }
@@ -93,40 +56,9 @@ struct SoftsignOp : NoAttrs {
   template <typename C>
   C operator()(C x) const { return x / (C(1) + std::fabs(x)); }
 };
-struct TanhOp : NoAttrs {
-  template <typename C>
-  C operator()(C x) const { return std::tanh(x); }
-};
-struct GeluOp {
-  bool tanh_approx = false;
-  Status init(const ir::Node& node) {
-    const std::string a = node.attr_string("approximate", "none");
-    if (a != "none" && a != "tanh")
-      return invalid_argument("attribute 'approximate' must be \"none\" or \"tanh\", got \"" + a + "\"");
-    tanh_approx = a == "tanh";
-    return Status::ok();
-  }
-  template <typename C>
-  C operator()(C x) const {
-    if (tanh_approx) {
-      const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
-    }
-    return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));
-  }
-};
 struct MishOp : NoAttrs {
   template <typename C>
   C operator()(C x) const { return x * std::tanh(softplus(x)); }
-};
-struct SwishOp {
-  float alpha = 1.f;
-  Status init(const ir::Node& node) {
-    alpha = node.attr_float("alpha", 1.f);
-    return Status::ok();
-  }
-  template <typename C>
-  C operator()(C x) const { return x * sigmoid(C(alpha) * x); }
 };
 struct ThresholdedReluOp {
   float alpha = 1.f;

@@ -1,0 +1,302 @@
+// Activation functors shared by the element-wise activation kernels
+// (kernels/elementwise_activation.cc) and the fused ops' epilogues (kernels/fused_*.cc),
+// so that a fused op applies bit for bit the formula the unfused ONNX op applies.
+//
+// A functor maps one value of the compute type C (float for 16-bit floats) to another:
+//   GeluOp gelu;  gelu.tanh_approx = true;  float y = gelu(x);
+//
+// FusedActivation is the epilogue of the "sdx" fused ops: parsed once from the node's
+// attributes `activation` (a name) and `activation_params` (floats), then visit() hands
+// the concrete functor to a loop, so the loop is compiled once per activation with no
+// per-element switch:
+//   SDX_ASSIGN_OR_RETURN(FusedActivation act, FusedActivation::from_node(node), "");
+//   act.visit([&](auto f) { for (int64_t i = 0; i < n; ++i) y[i] = f(y[i]); });
+//
+//   activation     activation_params   computes (the ONNX op it stands for)
+//   "none"         -                   x
+//   "relu"         -                   Relu
+//   "leaky_relu"   [alpha=0.01]        LeakyRelu(alpha)
+//   "sigmoid"      -                   Sigmoid
+//   "tanh"         -                   Tanh
+//   "gelu"         -                   Gelu(approximate="none")
+//   "gelu_tanh"    -                   Gelu(approximate="tanh")
+//   "silu"         [alpha=1]           Swish(alpha): x * Sigmoid(alpha * x)
+//   "hard_sigmoid" [alpha=0.2, beta=0.5] HardSigmoid(alpha, beta)
+//   "hard_swish"   -                   HardSwish
+//   "clip"         [min, max]          Clip(min, max) (min(max(x, lo), hi), NaN passes)
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace sdx::cpu {
+
+template <typename C>
+C sigmoid(C x) {
+  // Split by sign so exp never overflows.
+  if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+  const C e = std::exp(x);
+  return e / (C(1) + e);
+}
+
+struct IdentityActivation {
+  Status init(const ir::Node&) { return Status::ok(); }
+  template <typename C>
+  C operator()(C x) const {
+    return x;
+  }
+};
+struct ReluOp {
+  Status init(const ir::Node&) { return Status::ok(); }
+  template <typename C>
+  C operator()(C x) const {
+    return x > C(0) ? x : C(0);
+  }
+};
+struct LeakyReluOp {
+  float alpha = 0.01f;
+  Status init(const ir::Node& node) {
+    alpha = node.attr_float("alpha", 0.01f);
+    return Status::ok();
+  }
+  template <typename C>
+  C operator()(C x) const {
+    return x >= C(0) ? x : C(alpha) * x;
+  }
+};
+struct SigmoidOp {
+  Status init(const ir::Node&) { return Status::ok(); }
+  template <typename C>
+  C operator()(C x) const {
+    return sigmoid(x);
+  }
+};
+struct TanhOp {
+  Status init(const ir::Node&) { return Status::ok(); }
+  template <typename C>
+  C operator()(C x) const {
+    return std::tanh(x);
+  }
+};
+struct HardSigmoidOp {
+  float alpha = 0.2f, beta = 0.5f;
+  Status init(const ir::Node& node) {
+    alpha = node.attr_float("alpha", alpha);
+    beta = node.attr_float("beta", beta);
+    return Status::ok();
+  }
+  template <typename C>
+  C operator()(C x) const {
+    return std::fmax(C(0), std::fmin(C(1), C(alpha) * x + C(beta)));
+  }
+};
+struct HardSwishOp {
+  Status init(const ir::Node&) { return Status::ok(); }
+  template <typename C>
+  C operator()(C x) const {
+    return x * std::fmax(C(0), std::fmin(C(1), x / C(6) + C(0.5)));
+  }
+};
+struct GeluOp {
+  bool tanh_approx = false;
+  Status init(const ir::Node& node) {
+    const std::string a = node.attr_string("approximate", "none");
+    if (a != "none" && a != "tanh")
+      return invalid_argument("attribute 'approximate' must be \"none\" or \"tanh\", got \"" + a + "\"");
+    tanh_approx = a == "tanh";
+    return Status::ok();
+  }
+  template <typename C>
+  C operator()(C x) const {
+    if (tanh_approx) {
+      const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+    }
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));
+  }
+};
+struct SwishOp {
+  float alpha = 1.f;
+  Status init(const ir::Node& node) {
+    alpha = node.attr_float("alpha", 1.f);
+    return Status::ok();
+  }
+  template <typename C>
+  C operator()(C x) const {
+    return x * sigmoid(C(alpha) * x);
+  }
+};
+// Clip with float bounds: the same comparisons as the Clip kernel (NaN passes through).
+struct ClipOp {
+  float lo = -INFINITY, hi = INFINITY;
+  template <typename C>
+  C operator()(C x) const {
+    C v = x < C(lo) ? C(lo) : x;
+    return v > C(hi) ? C(hi) : v;
+  }
+};
+
+// y[j] = f(y[j] + b[j * b_step]) for j < n (b_step 0: one bias for the row; b null: f(y[j])), for
+// float or double. Relu, LeakyRelu, Clip and no activation run on 16-byte vectors (GCC/Clang
+// vector extensions, plain SSE2) with the same comparisons and arithmetic per lane as the scalar
+// functors, so the bits are the same; the scalar functors compile to a branch per element, which
+// mispredicts on signed data.
+template <typename T, typename F>
+void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
+  constexpr bool kVector = std::is_same_v<F, IdentityActivation> || std::is_same_v<F, ReluOp> ||
+                           std::is_same_v<F, LeakyReluOp> || std::is_same_v<F, ClipOp>;
+  int64_t j = 0;
+  if constexpr (kVector && std::is_floating_point_v<T>) {
+    typedef T V __attribute__((vector_size(16)));
+    constexpr int64_t L = static_cast<int64_t>(16 / sizeof(T));
+    const V zero = V{};
+    for (; j + L <= n; j += L) {
+      V v;
+      std::memcpy(&v, y + j, sizeof(V));
+      if (b && b_step == 0) {
+        v = v + b[0];
+      } else if (b) {
+        V bv;
+        std::memcpy(&bv, b + j, sizeof(V));
+        v = v + bv;
+      }
+      if constexpr (std::is_same_v<F, ReluOp>) {
+        v = v > zero ? v : zero;
+      } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
+        v = v >= zero ? v : static_cast<T>(f.alpha) * v;
+      } else if constexpr (std::is_same_v<F, ClipOp>) {
+        const V lo = zero + static_cast<T>(f.lo), hi = zero + static_cast<T>(f.hi);
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+      }
+      std::memcpy(y + j, &v, sizeof(V));
+    }
+  }
+  if (b) {
+    for (; j < n; ++j) y[j] = f(y[j] + b[j * b_step]);
+  } else {
+    for (; j < n; ++j) y[j] = f(y[j]);
+  }
+}
+
+class FusedActivation {
+ public:
+  enum class Kind {
+    kNone,
+    kRelu,
+    kLeakyRelu,
+    kSigmoid,
+    kTanh,
+    kGelu,
+    kGeluTanh,
+    kSilu,
+    kHardSigmoid,
+    kHardSwish,
+    kClip
+  };
+
+  // Reads `activation` and `activation_params`; unknown names and wrong parameter counts fail.
+  static Result<FusedActivation> from_node(const ir::Node& node) {
+    return make(node.attr_string("activation", "none"), node.attr_floats("activation_params"));
+  }
+  static Result<FusedActivation> make(const std::string& name, const std::vector<float>& params) {
+    FusedActivation a;
+    auto want = [&](size_t lo, size_t hi) -> Status {
+      if (params.size() < lo || params.size() > hi)
+        return invalid_argument("activation '" + name + "' takes " + std::to_string(lo) + ".." + std::to_string(hi) +
+                                " activation_params, got " + std::to_string(params.size()));
+      return Status::ok();
+    };
+    auto param = [&](size_t i, float def) { return i < params.size() ? params[i] : def; };
+    if (name == "none") {
+      a.kind_ = Kind::kNone;
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "relu") {
+      a.kind_ = Kind::kRelu;
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "leaky_relu") {
+      a.kind_ = Kind::kLeakyRelu;
+      SDX_RETURN_IF_ERROR(want(0, 1), "");
+      a.leaky_.alpha = param(0, 0.01f);
+    } else if (name == "sigmoid") {
+      a.kind_ = Kind::kSigmoid;
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "tanh") {
+      a.kind_ = Kind::kTanh;
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "gelu" || name == "gelu_tanh") {
+      a.kind_ = name == "gelu" ? Kind::kGelu : Kind::kGeluTanh;
+      a.gelu_.tanh_approx = name == "gelu_tanh";
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "silu") {
+      a.kind_ = Kind::kSilu;
+      SDX_RETURN_IF_ERROR(want(0, 1), "");
+      a.swish_.alpha = param(0, 1.f);
+    } else if (name == "hard_sigmoid") {
+      a.kind_ = Kind::kHardSigmoid;
+      SDX_RETURN_IF_ERROR(want(0, 2), "");
+      a.hard_sigmoid_.alpha = param(0, 0.2f);
+      a.hard_sigmoid_.beta = param(1, 0.5f);
+    } else if (name == "hard_swish") {
+      a.kind_ = Kind::kHardSwish;
+      SDX_RETURN_IF_ERROR(want(0, 0), "");
+    } else if (name == "clip") {
+      a.kind_ = Kind::kClip;
+      SDX_RETURN_IF_ERROR(want(2, 2), "");
+      a.clip_.lo = params[0];
+      a.clip_.hi = params[1];
+    } else {
+      return invalid_argument("unknown activation '" + name + "'");
+    }
+    return a;
+  }
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+
+  // Calls f(functor) with the concrete functor of this activation; returns what f returns.
+  template <typename F>
+  decltype(auto) visit(F&& f) const {
+    switch (kind_) {
+      case Kind::kRelu:
+        return f(ReluOp{});
+      case Kind::kLeakyRelu:
+        return f(leaky_);
+      case Kind::kSigmoid:
+        return f(SigmoidOp{});
+      case Kind::kTanh:
+        return f(TanhOp{});
+      case Kind::kGelu:
+      case Kind::kGeluTanh:
+        return f(gelu_);
+      case Kind::kSilu:
+        return f(swish_);
+      case Kind::kHardSigmoid:
+        return f(hard_sigmoid_);
+      case Kind::kHardSwish:
+        return f(HardSwishOp{});
+      case Kind::kClip:
+        return f(clip_);
+      case Kind::kNone:
+        break;
+    }
+    return f(IdentityActivation{});
+  }
+
+ private:
+  Kind kind_ = Kind::kNone;
+  LeakyReluOp leaky_;
+  GeluOp gelu_;
+  SwishOp swish_;
+  HardSigmoidOp hard_sigmoid_;
+  ClipOp clip_;
+};
+
+}  // namespace sdx::cpu

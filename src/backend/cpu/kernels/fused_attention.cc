@@ -1,0 +1,316 @@
+// sdx.Attention (schema and semantics in ir/schemas/fused_attention.cc): scaled dot-product attention
+// over [B, H, S, D] inputs with an optional bool or additive mask and causal masking, float32/float64.
+//
+// The softmax is streamed (see backend/cpu/fused_attention.h): per (batch, head) and block of query rows,
+// key blocks are folded into a running row maximum m and row sum l, FlashAttention-style:
+//   s = scale * Q_blk . K_blk^T (+ mask)          one GEMM into a [block_q, block_kv] scratch
+//   m' = max(m, rowmax(s)); p = exp(s - m')        (m' = -inf is treated as 0, so -inf scores give p = 0)
+//   l = l * exp(m - m') + rowsum(p);  Y_rows *= exp(m - m');  Y_rows += p . V_blk   (second GEMM)
+// and finally Y_rows /= l. The output rows are the accumulator, so scratch is one score block, the row
+// statistics and the GEMM workspace: independent of S_q and S_kv. Key blocks entirely past the causal
+// limit of a query block are skipped.
+//
+// Agreement with the unfused MatMul / Softmax / MatMul graph: the same exp (fast_expf for float), row sums
+// in double; the online rescaling and the scale applied to Q (the GEMM's alpha) differ from it only by
+// rounding (about 1e-7 relative). A row whose scores are all -inf yields l = 0 and so NaN, as Softmax does.
+//
+// Bound form: prepare() allocates the scratch once; replay runs the same compute() with no allocation.
+#include "backend/cpu/fused_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "backend/cpu/bound_util.h"
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/reduce_util.h"
+#include "backend/kernel_registry.h"
+
+namespace sdx::cpu {
+namespace {
+
+enum class MaskKind { kNone, kBool, kAdditive };
+
+// Sizes and element strides of one call. Strides of broadcast dims are 0.
+struct AttnShape {
+  int64_t batch = 0, heads = 0, s_q = 0, s_kv = 0, d = 0, dv = 0;
+  int64_t k_sb = 0, k_sh = 0, v_sb = 0, v_sh = 0;  // K and V [B|1, H|1, S_kv, *]
+  MaskKind mask = MaskKind::kNone;
+  int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;  // the mask broadcast to [B, H, S_q, S_kv]
+};
+
+int64_t block_q(const AttnShape& s) { return std::min(s.s_q, kAttentionBlockQ); }
+int64_t block_kv(const AttnShape& s) { return std::min(s.s_kv, kAttentionBlockKv); }
+int64_t workspace_elements(int64_t d, int64_t dv, int64_t bkv) {
+  return std::max(gemm_workspace_size(bkv, d), gemm_workspace_size(dv, bkv));
+}
+
+// Scratch of one call, allocated once per bound call (or per run() call).
+template <typename T>
+struct Scratch {
+  explicit Scratch(const AttnShape& s)
+      : scores(static_cast<size_t>(block_q(s) * block_kv(s))),
+        row_max(static_cast<size_t>(block_q(s))),
+        row_sum(static_cast<size_t>(block_q(s))),
+        workspace(static_cast<size_t>(workspace_elements(s.d, s.dv, block_kv(s)))) {}
+  ScratchBuffer<T> scores;
+  ScratchBuffer<T> row_max;
+  ScratchBuffer<double> row_sum;
+  ScratchBuffer<T> workspace;
+};
+
+template <typename T>
+T exp_t(T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return fast_expf(v);
+  else
+    return std::exp(v);
+}
+
+// Max of row[0, n), n >= 1, in eight independent lanes so the loop vectorizes. A NaN is not propagated
+// here; it reaches the output through exp and the row sum instead.
+template <typename T>
+T row_max(const T* __restrict row, int64_t n) {
+  T m8[8];
+  for (T& v : m8) v = row[0];
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int l = 0; l < 8; ++l) m8[l] = row[j + l] > m8[l] ? row[j + l] : m8[l];
+  T m = m8[0];
+  for (int l = 1; l < 8; ++l) m = m8[l] > m ? m8[l] : m;
+  for (; j < n; ++j) m = row[j] > m ? row[j] : m;
+  return m;
+}
+
+// Sum of row[0, n) in double, four accumulators (the order Softmax uses).
+template <typename T>
+double row_sum(const T* __restrict row, int64_t n) {
+  double s4[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int l = 0; l < 4; ++l) s4[l] += static_cast<double>(row[j + l]);
+  double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+  for (; j < n; ++j) s += static_cast<double>(row[j]);
+  return s;
+}
+
+struct Params {
+  double scale = 1.0;
+  bool causal = false;
+  double mask_value = -std::numeric_limits<double>::infinity();
+};
+
+template <typename T>
+void compute(const AttnShape& s, const Params& p, const T* q, const T* k, const T* v, const void* mask, T* y,
+             const Scratch<T>& scratch) {
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  const T scale = static_cast<T>(p.scale);
+  const T mask_value = static_cast<T>(p.mask_value);
+  const int64_t offset = s.s_kv - s.s_q;  // causal: row i sees keys j <= i + offset
+  const int64_t bq = block_q(s), bkv = block_kv(s);
+  T* const sc = scratch.scores.data();
+  T* const mx = scratch.row_max.data();
+  double* const sum = scratch.row_sum.data();
+  T* const ws = scratch.workspace.data();
+  const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(mask) : nullptr;
+  const T* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const T*>(mask) : nullptr;
+
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const T* qh = q + (b * s.heads + h) * s.s_q * s.d;
+      const T* kh = k + b * s.k_sb + h * s.k_sh;
+      const T* vh = v + b * s.v_sb + h * s.v_sh;
+      T* yh = y + (b * s.heads + h) * s.s_q * s.dv;
+      const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
+      for (int64_t i0 = 0; i0 < s.s_q; i0 += bq) {
+        const int64_t mq = std::min(bq, s.s_q - i0);
+        T* yrows = yh + i0 * s.dv;
+        std::fill(yrows, yrows + mq * s.dv, T(0));
+        std::fill(mx, mx + mq, kNegInf);
+        std::fill(sum, sum + mq, 0.0);
+        // Keys any row of this block may see.
+        const int64_t kv_end = p.causal ? std::clamp<int64_t>(i0 + mq + offset, 0, s.s_kv) : s.s_kv;
+        for (int64_t j0 = 0; j0 < kv_end; j0 += bkv) {
+          const int64_t nk = std::min(bkv, kv_end - j0);
+          gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
+          for (int64_t r = 0; r < mq; ++r) {
+            const int64_t i = i0 + r;
+            T* row = sc + r * nk;
+            // Keys [0, visible) of this block are inside the causal limit.
+            const int64_t visible = p.causal ? std::clamp<int64_t>(i + offset + 1 - j0, 0, nk) : nk;
+            if (mask_b) {
+              const bool* m = mask_b + mask_bh + i * s.m_sq + j0 * s.m_sk;
+              for (int64_t j = 0; j < visible; ++j)
+                if (!m[j * s.m_sk]) row[j] = mask_value;
+            } else if (mask_a) {
+              const T* m = mask_a + mask_bh + i * s.m_sq + j0 * s.m_sk;
+              for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+            }
+            std::fill(row + visible, row + nk, T(0));  // left out: p = 0
+            if (visible == 0) continue;
+            const T block_max = row_max(row, visible);
+            const T m_new = block_max > mx[r] ? block_max : mx[r];
+            const T ref = m_new == kNegInf ? T(0) : m_new;
+            const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
+            for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
+            const double block_sum = row_sum(row, visible);
+            if (alpha != T(1)) {
+              T* yr = yrows + r * s.dv;
+              for (int64_t c = 0; c < s.dv; ++c) yr[c] *= alpha;
+            }
+            sum[r] = sum[r] * static_cast<double>(alpha) + block_sum;
+            mx[r] = m_new;
+          }
+          gemm(false, false, mq, s.dv, nk, T(1), sc, nk, vh + j0 * s.dv, s.dv, T(1), yrows, s.dv, ws);
+        }
+        for (int64_t r = 0; r < mq; ++r) {
+          if (p.causal && i0 + r + offset < 0) continue;  // sees no key: stays zero
+          const T inv = static_cast<T>(1.0 / sum[r]);     // sum 0 (all scores -inf): NaN, as Softmax gives
+          T* yr = yrows + r * s.dv;
+          for (int64_t c = 0; c < s.dv; ++c) yr[c] *= inv;
+        }
+      }
+    }
+}
+
+class FusedAttentionKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    has_scale_ = node.attr("scale") != nullptr;
+    params_.scale = node.attr_float("scale", 1.0f);
+    params_.causal = node.attr_int("causal", 0) != 0;
+    params_.mask_value = node.attr_float("mask_value", -std::numeric_limits<float>::infinity());
+    if (node.attr_int("causal", 0) != 0 && node.attr_int("causal", 0) != 1)
+      return invalid_argument("sdx.Attention attribute 'causal' must be 0 or 1");
+    return Status::ok();
+  }
+
+  Status run(backend::KernelContext& ctx) const override {
+    const Tensor* mask = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    SDX_ASSIGN_OR_RETURN(AttnShape s, shape_of(ctx.input(0), ctx.input(1), ctx.input(2), mask), ctx.where());
+    const Tensor& q = ctx.input(0);
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, q.dtype(), Shape{s.batch, s.heads, s.s_q, s.dv}),
+                         "sdx.Attention");
+    if (y.numel() == 0) return Status::ok();
+    const Params p = params_for(s);
+    return dispatch<float, double>(
+        q.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          Scratch<T> scratch(s);
+          compute<T>(s, p, q.data<T>(), ctx.input(1).data<T>(), ctx.input(2).data<T>(),
+                     mask ? mask->raw_data() : nullptr, y.data<T>(), scratch);
+          return Status::ok();
+        },
+        "sdx.Attention");
+  }
+
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 3 || !ctx.has_input(0) || !ctx.has_input(1) || !ctx.has_input(2)) return no_bound_form();
+    const Tensor* mask = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const Tensor& q = ctx.input(0);
+    Result<AttnShape> shape = shape_of(q, ctx.input(1), ctx.input(2), mask);
+    if (!shape.is_ok()) return no_bound_form();
+    const AttnShape s = shape.value();
+    if (!output_matches(ctx, 0, q.dtype(), Shape{s.batch, s.heads, s.s_q, s.dv})) return no_bound_form();
+    if (ctx.output(0).numel() == 0) return backend::bind_call([] { return Status::ok(); });
+    const Params p = params_for(s);
+    const void* pm = mask ? mask->raw_data() : nullptr;
+    std::unique_ptr<backend::BoundKernel> bound;
+    (void)dispatch<float, double>(
+        q.dtype(),
+        [&](auto tag) -> Status {
+          using T = typename decltype(tag)::type;
+          bound = backend::bind_call([s, p, pq = q.data<T>(), pk = ctx.input(1).data<T>(), pv = ctx.input(2).data<T>(),
+                                      pm, py = ctx.output(0).data<T>(), scratch = std::make_unique<Scratch<T>>(s)] {
+            compute<T>(s, p, pq, pk, pv, pm, py, *scratch);
+            return Status::ok();
+          });
+          return Status::ok();
+        },
+        "sdx.Attention");
+    return bound;
+  }
+
+ private:
+  Params params_for(const AttnShape& s) const {
+    Params p = params_;
+    if (!has_scale_) p.scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+    return p;
+  }
+
+  static Result<AttnShape> shape_of(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask) {
+    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+      return invalid_argument("sdx.Attention needs 4-D Q, K, V ([batch, heads, seq, head_dim]); got Q" +
+                              q.shape().to_string() + " K" + k.shape().to_string() + " V" + v.shape().to_string());
+    if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+      return invalid_argument("sdx.Attention: Q, K and V must share one element type");
+    AttnShape s;
+    s.batch = q.shape()[0];
+    s.heads = q.shape()[1];
+    s.s_q = q.shape()[2];
+    s.d = q.shape()[3];
+    s.s_kv = k.shape()[2];
+    s.dv = v.shape()[3];
+    auto fits = [](int64_t dim, int64_t full) { return dim == full || dim == 1; };
+    if (!fits(k.shape()[0], s.batch) || !fits(k.shape()[1], s.heads) || !fits(v.shape()[0], s.batch) ||
+        !fits(v.shape()[1], s.heads) || k.shape()[3] != s.d || v.shape()[2] != s.s_kv)
+      return invalid_argument("sdx.Attention: shapes do not match: Q" + q.shape().to_string() + " K" +
+                              k.shape().to_string() + " V" + v.shape().to_string());
+    s.k_sh = k.shape()[1] == 1 ? 0 : s.s_kv * s.d;
+    s.k_sb = k.shape()[0] == 1 ? 0 : k.shape()[1] * s.s_kv * s.d;
+    s.v_sh = v.shape()[1] == 1 ? 0 : s.s_kv * s.dv;
+    s.v_sb = v.shape()[0] == 1 ? 0 : v.shape()[1] * s.s_kv * s.dv;
+    if (mask) {
+      if (mask->dtype() == DType::kBool)
+        s.mask = MaskKind::kBool;
+      else if (mask->dtype() == q.dtype())
+        s.mask = MaskKind::kAdditive;
+      else
+        return invalid_argument("sdx.Attention: the mask must be bool or Q's element type");
+      const int r = mask->rank();
+      const int64_t full[4] = {s.batch, s.heads, s.s_q, s.s_kv};
+      int64_t stride[4] = {0, 0, 0, 0};
+      if (r > 4) return invalid_argument("sdx.Attention: the mask has rank > 4: " + mask->shape().to_string());
+      int64_t step = 1;
+      for (int a = 3; a >= 0; --a) {
+        const int md = a - (4 - r);
+        if (md < 0) continue;
+        const int64_t dim = mask->shape()[md];
+        if (!fits(dim, full[a]))
+          return invalid_argument("sdx.Attention: mask " + mask->shape().to_string() +
+                                  " does not broadcast to the scores' shape");
+        stride[a] = dim == 1 ? 0 : step;
+        step *= dim;
+      }
+      s.m_sb = stride[0];
+      s.m_sh = stride[1];
+      s.m_sq = stride[2];
+      s.m_sk = stride[3];
+    }
+    return s;
+  }
+
+  Params params_;
+  bool has_scale_ = false;
+};
+
+const backend::KernelRegistrar kFusedAttention({"Attention", "sdx", 1, backend::kAnyOpset,
+                                                backend::kernel_factory<FusedAttentionKernel>()});
+
+}  // namespace
+
+int64_t fused_attention_scratch_bytes(int64_t elem_size, int64_t s_q, int64_t s_kv, int64_t d, int64_t dv) {
+  AttnShape s;
+  s.s_q = s_q;
+  s.s_kv = s_kv;
+  s.d = d;
+  s.dv = dv;
+  const int64_t bq = block_q(s), bkv = block_kv(s);
+  return elem_size * (bq * bkv + bq + workspace_elements(d, dv, bkv)) + static_cast<int64_t>(sizeof(double)) * bq;
+}
+
+}  // namespace sdx::cpu

@@ -1,0 +1,166 @@
+#include "opt/fusion_util.h"
+
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/tensor_values.h"
+#include "opt/rewrite_util.h"
+
+namespace sdx::opt {
+
+std::optional<int> rank_of(const ir::Value* v) {
+  if (!v) return std::nullopt;
+  if (const Tensor* t = constant_value(v)) return t->rank();
+  const auto& ty = v->type();
+  if (ty.kind != ir::TypeInfo::Kind::kTensor || !ty.shape) return std::nullopt;
+  return static_cast<int>(ty.shape->size());
+}
+
+ir::Value* other_input(const ir::Node* n, const ir::Value* v) {
+  if (!n || n->num_inputs() != 2) return nullptr;
+  if (n->input(0) == v) return n->input(1);
+  if (n->input(1) == v) return n->input(0);
+  return nullptr;
+}
+
+std::optional<double> scalar_like(const ir::Value* c, const ir::Value* x) {
+  const Tensor* t = constant_value(c);
+  if (!t || t->numel() != 1 || !x) return std::nullopt;
+  if (elem_type(x) != t->dtype()) return std::nullopt;
+  auto r = rank_of(x);
+  if (!r || t->rank() > *r) return std::nullopt;
+  return scalar_constant(c);
+}
+
+std::pair<ir::Value*, std::optional<double>> scalar_operand(const ir::Node* n) {
+  if (!n || n->num_inputs() != 2) return {nullptr, std::nullopt};
+  for (int i : {1, 0}) {
+    ir::Value* other = n->input(1 - i);
+    if (auto c = scalar_like(n->input(i), other)) return {other, c};
+  }
+  return {nullptr, std::nullopt};
+}
+
+bool near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+std::optional<std::vector<int64_t>> reduce_axes_keepdims(const ir::Node& reduce) {
+  if (reduce.attr_int("keepdims", 1) != 1) return std::nullopt;
+  std::vector<int64_t> axes;
+  if (reduce.opset() >= 18 || (reduce.op_type() == "ReduceSum" && reduce.opset() >= 13)) {
+    if (reduce.num_inputs() < 2 || !reduce.input(1)) return std::nullopt;
+    const Tensor* t = constant_value(reduce.input(1));
+    if (!t || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
+    auto v = cpu::read_int64s(*t, "axes");
+    if (!v.is_ok()) return std::nullopt;
+    axes = v.value();
+  } else {
+    if (reduce.num_inputs() != 1) return std::nullopt;
+    axes = reduce.attr_ints("axes");
+  }
+  if (axes.empty()) return std::nullopt;
+  return axes;
+}
+
+bool is_last_axis(const std::vector<int64_t>& axes, int rank) {
+  if (axes.size() != 1) return false;
+  return axes[0] == -1 || (rank > 0 && axes[0] == rank - 1);
+}
+
+std::vector<ir::Attribute> EpilogueActivation::attributes() const {
+  std::vector<ir::Attribute> a = {attr_string("activation", name)};
+  if (!params.empty()) {
+    ir::Attribute p;
+    p.name = "activation_params";
+    p.type = ir::AttrType::kFloats;
+    p.floats = params;
+    a.push_back(std::move(p));
+  }
+  return a;
+}
+
+namespace {
+// A constant Clip bound (an omitted input: the default); nullopt when not constant or when a
+// float cannot hold it exactly (the epilogue keeps bounds as floats).
+std::optional<float> clip_bound(const ir::Node& n, int i, float def) {
+  if (n.num_inputs() <= i || !n.input(i)) return def;
+  const Tensor* t = constant_value(n.input(i));
+  if (!t || t->numel() != 1 || !is_float(t->dtype())) return std::nullopt;
+  auto v = scalar_constant(n.input(i));
+  if (!v) return std::nullopt;
+  const float f = static_cast<float>(*v);
+  if (static_cast<double>(f) != *v) return std::nullopt;
+  return f;
+}
+}  // namespace
+
+std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
+  if (!n.domain().empty() || n.num_outputs() != 1) return std::nullopt;
+  const std::string& op = n.op_type();
+  if (op == "Relu") return EpilogueActivation{"relu", {}};
+  if (op == "LeakyRelu") return EpilogueActivation{"leaky_relu", {n.attr_float("alpha", 0.01f)}};
+  if (op == "Sigmoid") return EpilogueActivation{"sigmoid", {}};
+  if (op == "Tanh") return EpilogueActivation{"tanh", {}};
+  if (op == "HardSwish") return EpilogueActivation{"hard_swish", {}};
+  if (op == "HardSigmoid")
+    return EpilogueActivation{"hard_sigmoid", {n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)}};
+  if (op == "Swish") {
+    const float alpha = n.attr_float("alpha", 1.f);
+    return alpha == 1.f ? EpilogueActivation{"silu", {}} : EpilogueActivation{"silu", {alpha}};
+  }
+  if (op == "Gelu") {
+    const std::string a = n.attr_string("approximate", "none");
+    if (a == "none") return EpilogueActivation{"gelu", {}};
+    if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}};
+    return std::nullopt;
+  }
+  if (op == "Clip") {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (n.opset() < 11) {
+      if (n.num_inputs() != 1) return std::nullopt;
+      return EpilogueActivation{"clip", {n.attr_float("min", -kInf), n.attr_float("max", kInf)}};
+    }
+    auto lo = clip_bound(n, 1, -kInf), hi = clip_bound(n, 2, kInf);
+    if (!lo || !hi) return std::nullopt;
+    return EpilogueActivation{"clip", {*lo, *hi}};
+  }
+  return std::nullopt;
+}
+
+Tensor float_tensor(DType dtype, const Shape& shape, const std::vector<double>& values) {
+  Tensor t = Tensor::allocate(dtype, shape).value();
+  (void)cpu::dispatch<SDX_FLOAT_TYPES>(
+      dtype,
+      [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        T* p = t.data<T>();
+        for (size_t i = 0; i < values.size(); ++i) p[i] = cpu::store_as<T>(values[i]);
+        return Status::ok();
+      },
+      "float_tensor");
+  return t;
+}
+
+std::vector<double> float_values(const Tensor& t) {
+  if (!is_float(t.dtype())) return {};
+  auto v = cpu::read_doubles(t, "constant", cpu::RealTypes::kFloat);
+  return v.is_ok() ? v.value() : std::vector<double>{};
+}
+
+std::optional<std::vector<double>> per_axis_constant(const ir::Value* c, int rank, int axis, int64_t size,
+                                                     DType dtype) {
+  const Tensor* t = constant_value(c);
+  if (!t || t->dtype() != dtype || t->rank() > rank || axis < 0 || axis >= rank) return std::nullopt;
+  // Right-aligned: dim d of t is dim d + (rank - t->rank()) of the result.
+  const int shift = rank - t->rank();
+  for (int d = 0; d < t->rank(); ++d) {
+    const int64_t n = t->shape()[d];
+    if (d + shift == axis ? (n != size && n != 1) : n != 1) return std::nullopt;
+  }
+  std::vector<double> v = float_values(*t);
+  if (v.empty() && t->numel() != 0) return std::nullopt;
+  if (static_cast<int64_t>(v.size()) == size) return v;
+  if (v.size() == 1) return std::vector<double>(static_cast<size_t>(size), v[0]);
+  return std::nullopt;
+}
+
+}  // namespace sdx::opt

@@ -1,0 +1,82 @@
+// sdx.FusedConv against the unfused Conv -> activation: bitwise, every activation and float
+// type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form.
+#include "fused_test_util.h"
+
+namespace sdx::test {
+namespace {
+
+NodeSpec fused_conv(std::vector<Tensor> inputs, std::vector<ir::Attribute> attrs) {
+  return NodeSpec{
+      .op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = std::move(inputs), .attrs = std::move(attrs)};
+}
+
+std::vector<ir::Attribute> with(std::vector<ir::Attribute> conv, const std::vector<ir::Attribute>& act) {
+  conv.insert(conv.end(), act.begin(), act.end());
+  return conv;
+}
+
+TEST(FusedConv, MatchesConvActivationBitwise) {
+  for (DType dt : float_dtypes()) {
+    const Tensor x = random_tensor(dt, {2, 4, 7, 6}, 1), w = random_tensor(dt, {6, 2, 3, 3}, 2, -0.5f, 0.5f);
+    const Tensor b = random_tensor(dt, {6}, 3);
+    const std::vector<ir::Attribute> conv = {attr_i("group", 2), attr_ints("pads", {1, 0, 1, 1}),
+                                             attr_ints("strides", {2, 1})};
+    const Tensor y = must_run("Conv", {x, w, b}, conv);
+    const Tensor y_nb = must_run("Conv", {x, w}, conv);
+    for (const ActivationCase& a : all_activations()) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + a.name);
+      auto fused = run_single(fused_conv({x, w, b}, with(conv, a.fused_attrs())));
+      ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+      EXPECT_TRUE(same_bits(*fused, apply_activation(a, y)));
+      auto no_bias = run_single(fused_conv({x, w}, with(conv, a.fused_attrs())));
+      ASSERT_TRUE(no_bias.is_ok()) << no_bias.status().to_string();
+      EXPECT_TRUE(same_bits(*no_bias, apply_activation(a, y_nb)));
+    }
+  }
+}
+
+TEST(FusedConv, PointwiseOneDAndThreeDAndAutoPad) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    std::vector<ir::Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 5, 5}, {4, 8, 1, 1}, {}},                                                   // pointwise gemm
+      {{2, 3, 11}, {5, 3, 3}, {attr_ints("dilations", {2}), attr_ints("pads", {2, 1})}},  // 1-D
+      {{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, {attr_s("auto_pad", "SAME_UPPER")}},             // 3-D
+  };
+  const ActivationCase relu6 = all_activations()[11];
+  for (const Case& c : cases) {
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 4), w = random_tensor(DType::kFloat32, c.w, 5);
+    const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 6);
+    auto fused = run_single(fused_conv({x, w, b}, with(c.attrs, relu6.fused_attrs())));
+    ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+    EXPECT_TRUE(same_bits(*fused, apply_activation(relu6, must_run("Conv", {x, w, b}, c.attrs))));
+  }
+}
+
+TEST(FusedConv, BoundFormReplaysBitwise) {
+  for (DType dt : float_dtypes()) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = random_tensor(dt, {1, 3, 6, 6}, 7), w = random_tensor(dt, {4, 3, 3, 3}, 8);
+    const Tensor b = random_tensor(dt, {4}, 9);
+    expect_bound_matches(fused_conv({x, w, b}, {attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "relu")}),
+                         {1, 2});
+    expect_bound_matches(fused_conv({x, w}, {attr_s("activation", "hard_swish")}), {1});
+  }
+}
+
+TEST(FusedConv, BadInputsAreErrors) {
+  const Tensor x = random_tensor(DType::kFloat32, {1, 3, 6, 6}, 10);
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 2, 3, 3}, 11)}, {})).is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11),
+                                      random_tensor(DType::kFloat32, {3}, 12)},
+                                     {}))
+                   .is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "leaky_relu"), attr_floats("activation_params", {1, 2})}))
+                   .is_ok());
+}
+
+}  // namespace
+}  // namespace sdx::test

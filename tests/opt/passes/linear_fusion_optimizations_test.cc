@@ -1,0 +1,62 @@
+// LinearFusionOptimizations: MatMul + bias [+ activation] becomes sdx.Linear. The fused kernel
+// repeats the unfused arithmetic, so the check is exact (rtol 0, atol 0).
+#include "../pass_test_util.h"
+
+namespace sdx::test {
+namespace {
+
+constexpr const char* kPass = "LinearFusionOptimizations";
+
+Datum feed(const std::vector<int64_t>& dims, unsigned seed) { return Datum::tensor(random_f32(dims, seed, -3.f, 3.f)); }
+
+TEST(LinearFusionOptimizations, BiasAndActivationForms) {
+  auto build = [] {
+    ModelBuilder b(17);
+    ir::Value* x = b.input("x", {2, 3, 8});
+    auto mm = [&](const std::string& k, int64_t n) {
+      return b.op("MatMul", {x, b.constant("w" + k, random_f32({8, n}, static_cast<unsigned>(n)))});
+    };
+    // nn.Linear + ReLU
+    b.output(b.op("Relu", {b.op("Add", {mm("1", 6), b.constant("b1", random_f32({6}, 1))})}));
+    // bias [1, N] on the left, relu6 as Clip(0, 6)
+    ir::Value* add2 = b.op("Add", {b.constant("b2", random_f32({1, 5}, 2)), mm("2", 5)});
+    b.output(b.op("Clip", {add2, b.constant("lo", f32({0.f}, {})), b.constant("hi", f32({6.f}, {}))}));
+    // bias only; Gelu (opset 20 node) without bias
+    b.output(b.op("Add", {mm("3", 4), b.constant("b3", random_f32({4}, 3))}));
+    b.output(b.op("Gelu", {mm("4", 7)}, {}, 1, "", 20));
+    // LeakyRelu after a bias
+    b.output(
+        b.op("LeakyRelu", {b.op("Add", {mm("5", 3), b.constant("b5", random_f32({3}, 5))})}, {attr_f("alpha", 0.2f)}));
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({2, 3, 8}, 1)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 5);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.Linear", 5}}));
+}
+
+TEST(LinearFusionOptimizations, LeavesNonConstantWeightsBroadcastingBiasesAndSharedProductsAlone) {
+  auto build = [] {
+    ModelBuilder b(17);
+    ir::Value* x = b.input("x", {3, 8});
+    ir::Value* w = b.input("w", {8, 4});
+    // W is a graph input.
+    b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), b.constant("b1", random_f32({4}, 1))})}));
+    // The bias broadcasts the result to [2, 3, 4].
+    ir::Value* m2 = b.op("MatMul", {x, b.constant("w2", random_f32({8, 4}, 2))});
+    b.output(b.op("Add", {m2, b.constant("b2", random_f32({2, 1, 4}, 3))}));
+    // A per-row bias [3, 1] is not a per-feature bias.
+    ir::Value* m3 = b.op("MatMul", {x, b.constant("w3", random_f32({8, 4}, 4))});
+    b.output(b.op("Add", {m3, b.constant("b3", random_f32({3, 1}, 5))}));
+    // The product is read twice.
+    ir::Value* m4 = b.op("MatMul", {x, b.constant("w4", random_f32({8, 4}, 6))});
+    b.output(b.op("Relu", {m4}));
+    b.output(m4);
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({3, 8}, 2)}, {"w", feed({8, 4}, 3)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 0);
+  EXPECT_EQ(r.ops_after.count("sdx.Linear"), 0u);
+}
+
+}  // namespace
+}  // namespace sdx::test
