@@ -6,6 +6,7 @@
 //   SDX_OPTIMIZER_LOG_APPLIED=1        log every rewrite as "pass: before -> after" (stderr)
 //   SDX_OPTIMIZER_MAX_ITERATIONS=N     rounds of the pipeline (default 3; stops early at a fixpoint)
 //   SDX_OPTIMIZER_FP16=1               pre-cast float weights of MatMul/Gemm/Conv to float16
+//   SDX_VERIFY_EACH_PASS=1             type inference + the IR verifier after every pass (on in tests)
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ struct OptimizerOptions {
   bool log_applied = false;
   int max_iterations = 3;
   bool fp16 = false;
-  // Tests: run the IR verifier after every pass (a failure names the pass).
+  // Tests (and SDX_VERIFY_EACH_PASS=1): run the IR verifier after every pass (a failure names the pass).
   bool verify_each_pass = false;
 
   bool skips(const std::string& pass) const;
