@@ -55,7 +55,21 @@ Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
   SDX_RETURN_IF_ERROR(ir::infer_types(*model_.graph), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(*model_.graph), "verifier");
+  // Who reads each initializer, before the optimizer may fold, merge or fuse it (see set_variable).
+  auto readers = [](const ir::Value* v) {
+    std::vector<std::string> r;
+    for (const ir::Node* n : v->users()) r.push_back(n->op_type() + "/" + n->name());
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  std::map<std::string, std::vector<std::string>> readers_before;
+  for (const ir::Value* v : model_.graph->initializers())
+    if (!v->is_graph_input()) readers_before[v->name()] = readers(v);
   SDX_ASSIGN_OR_RETURN(optimization_, opt::optimize(*model_.graph, options_.optimizer), "graph optimizer");
+  for (const ir::Value* v : model_.graph->initializers()) {
+    auto it = readers_before.find(v->name());
+    if (v->is_graph_input() || (it != readers_before.end() && it->second == readers(v))) overridable_.insert(v);
+  }
   if (optimization_.total_rewrites() > 0) {
     // New values need types; a graph the optimizer broke is a bug in sdx, reported as such.
     Status st = ir::infer_types(*model_.graph);
@@ -330,6 +344,10 @@ Status Session::set_variable(Context& ctx, const std::string& name, const Tensor
   const ir::Value* v = model_.graph->find_value(name);
   if (!v || !v->is_initializer())
     return invalid_argument("'" + name + "' is not an initializer of the model, so it cannot be set as a variable");
+  if (!overridable_.count(v))
+    return failed_precondition("'" + name + "' is a constant the graph optimizer folded, merged or fused into other "
+                               "ops, so it cannot be set as a variable; declare it a graph input (an overridable "
+                               "initializer) or load with SDX_OPTIMIZER_ENABLED=0");
   const Tensor& init = v->initializer();
   if (value.dtype() != init.dtype())
     return invalid_argument("variable '" + name + "': expected element type " + dtype_name(init.dtype()) + " but got " +

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,7 +74,8 @@ class Session {
   // runs (sdxFreezeShapes). Needs one warmup run with the shapes to freeze.
   Status freeze_shapes(Context& ctx) const;
   // Overrides an initializer for runs on ctx (sdxMarkInputVariable); the tensor is copied.
-  // A new element type or shape drops ctx's plans.
+  // A new element type or shape drops ctx's plans. Constants the optimizer folded, merged or
+  // fused away are refused (failed_precondition): declare them graph inputs to keep them variable.
   Status set_variable(Context& ctx, const std::string& name, const Tensor& value) const;
   // Position of an input/output by name, or -1.
   int input_index(const std::string& name) const;
@@ -104,6 +106,9 @@ class Session {
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor executor_;
   opt::OptimizationReport optimization_;
+  // Initializers set_variable may override: graph inputs, and constants whose readers the optimizer
+  // left exactly as they were (it may have read, folded or merged the others).
+  std::unordered_set<const ir::Value*> overridable_;
   std::vector<int> all_outputs_;  // 0..outputs()-1
   std::shared_ptr<const plan::Plan> full_plan_;
   // Plans for other requested-output sets, compiled on first use.

@@ -326,3 +326,37 @@ TEST(Replay, ConcurrentContextsAndPooledRunsMatchSingleThreaded) {
 
 }  // namespace
 }  // namespace sdx::runtime
+
+namespace sdx::runtime {
+namespace {
+
+// w and c are read by MatMul+Add, which LinearFusion turns into one sdx.Linear: their readers change,
+// so they are no longer variables; s, an initializer that is also a graph input, stays overridable.
+TEST(Replay, VariablesTheOptimizerFoldedAreRefused) {
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("g");
+  ir::Value* x = m.graph->add_input(
+      "x", ir::TypeInfo::tensor(DType::kFloat32, std::vector<ir::Dim>{ir::Dim::fixed(2), ir::Dim::fixed(2)}));
+  ir::Value* w = m.graph->add_initializer("w", floats({1, 2, 3, 4}, Shape{2, 2}));
+  ir::Value* c = m.graph->add_initializer("c", floats({1, 1}, Shape{2}));
+  ir::Value* sv = m.graph->add_input("s", ir::TypeInfo::tensor(DType::kFloat32));
+  m.graph->add_initializer("s", floats({2, 2}, Shape{2}));
+  ir::Node* mm = m.graph->add_node("MatMul", "", "mm", {x, w}, {"t"});
+  mm->set_opset(17);
+  ir::Node* add = m.graph->add_node("Add", "", "add", {mm->output(0), c}, {"u"});
+  add->set_opset(17);
+  ir::Node* mul = m.graph->add_node("Mul", "", "mul", {add->output(0), sv}, {"y"});
+  mul->set_opset(17);
+  m.graph->add_output(mul->output(0));
+  auto s = std::move(Session::create(std::move(m))).value();
+  ASSERT_EQ(s->optimization().rewrites_of("LinearFusionOptimizations"), 1);
+  auto ctx = s->create_context();
+  const Status st = s->set_variable(*ctx, "w", floats({0, 0, 0, 0}, Shape{2, 2}));
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("graph optimizer"), std::string::npos);
+  EXPECT_TRUE(s->set_variable(*ctx, "s", floats({5, 5}, Shape{2})).is_ok());
+}
+
+}  // namespace
+}  // namespace sdx::runtime
