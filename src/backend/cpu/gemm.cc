@@ -6,6 +6,10 @@
 // B traffic. Panel sizes keep the packed panel in L2 and four C row slices in L1.
 #include "backend/cpu/gemm.h"
 
+#if SDX_WITH_OPENBLAS
+#include <cblas.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -147,8 +151,27 @@ void gemm_alloc(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T a
 
 int64_t gemm_workspace_size(int64_t N, int64_t K) { return packed_b_size(N, K) + packed_a_size(K); }
 
+#if SDX_WITH_OPENBLAS
+namespace {
+// OpenBLAS's sgemm (row-major through CBLAS; with beta == 0, C is not read). It takes its buffers from
+// a pool allocated once, so a bound call stays free of per-call heap allocations. Degenerate shapes keep
+// the reference path's exact semantics.
+bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+  return true;
+}
+}  // namespace
+#endif
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+#if SDX_WITH_OPENBLAS
+  if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+#endif
   gemm_alloc<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -159,6 +182,9 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace) {
+#if SDX_WITH_OPENBLAS
+  if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+#endif
   gemm_impl<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, workspace);
 }
 

@@ -160,6 +160,21 @@ inline ::testing::AssertionResult same_bits(const Tensor& got, const Tensor& wan
   return ::testing::AssertionSuccess();
 }
 
+// Equality for results of GEMMs of different shapes: float32 GEMMs run on a BLAS whose blocking (and so
+// the summation order) depends on M, so a fused [B*S, K] product may differ from B separate [S, K]
+// products in the last bits. float32 within rtol (relative to the larger magnitude, plus 1e-6
+// absolute); every other type bitwise (they use the reference GEMM).
+inline ::testing::AssertionResult same_up_to_gemm_order(const Tensor& got, const Tensor& want, double rtol = 1e-5) {
+  if (want.dtype() != DType::kFloat32 || got.dtype() != want.dtype() || got.shape() != want.shape())
+    return same_bits(got, want);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.data<float>()[i], w = want.data<float>()[i];
+    if (!(std::fabs(g - w) <= 1e-6 + rtol * std::max(std::fabs(g), std::fabs(w))))
+      return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // A kernel of the spec's node plus the model that owns the node.
 struct KernelUnderTest {
   ir::Model model;
