@@ -241,6 +241,7 @@ class PySession {
       nb::gil_scoped_release release;
       session_ = unwrap(runtime::Session::load_file(path, opts));
     }
+    pool_ = std::make_unique<runtime::ContextPool>(session_.get());
   }
   nb::list inputs() const { return describe_values(session_->inputs()); }
 
@@ -267,7 +268,7 @@ class PySession {
       args[i].rank = static_cast<int>(a.ndim());
       args[i].data = a.data();
     }
-    std::unique_ptr<runtime::Context> ctx = acquire();
+    std::unique_ptr<runtime::Context> ctx = pool_->acquire();
     runtime::ExecutionReport report;
     Status st;
     {
@@ -275,7 +276,7 @@ class PySession {
       st = session_->run(*ctx, args, n, outputs, want_report ? &report : nullptr);
     }
     if (!st.is_ok()) {
-      release(std::move(ctx));
+      pool_->release(std::move(ctx));
       raise(st);
     }
     nb::list result;
@@ -289,7 +290,7 @@ class PySession {
       }
       result.append(o);
     }
-    release(std::move(ctx));
+    pool_->release(std::move(ctx));
     nb::object out = want_report ? nb::object(nb::make_tuple(result, report_to_py(report))) : nb::object(result);
     return general ? nb::object(nb::make_tuple("general", out)) : out;
   }
@@ -438,26 +439,9 @@ class PySession {
   }
 
  private:
-  std::unique_ptr<runtime::Context> acquire() {
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      if (!pool_.empty()) {
-        auto c = std::move(pool_.back());
-        pool_.pop_back();
-        return c;
-      }
-    }
-    return session_->create_context();
-  }
-  void release(std::unique_ptr<runtime::Context> c) {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    pool_.push_back(std::move(c));
-  }
-
   std::unique_ptr<runtime::Session> session_;
   // Contexts for the fast path (destroyed before the session: declared after it).
-  std::mutex pool_mutex_;
-  std::vector<std::unique_ptr<runtime::Context>> pool_;
+  std::unique_ptr<runtime::ContextPool> pool_;
 };
 
 void count_ops(const ir::Graph& g, std::map<std::string, int>& hist, std::map<std::string, std::vector<std::string>>& unsupported) {

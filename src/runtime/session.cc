@@ -533,7 +533,7 @@ Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string,
       const Tensor& t = d->as_tensor();
       args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
     }
-    std::unique_ptr<Context> ctx = acquire_context();
+    std::unique_ptr<Context> ctx = pool_.acquire();
     Status s = run(*ctx, args.data(), args.size(), outs, report);
     std::vector<Datum> out;
     for (size_t i = 0; s.is_ok() && i < ctx->num_outputs(); ++i) {
@@ -546,7 +546,7 @@ Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string,
       }
       out.push_back(std::move(d));
     }
-    release_context(std::move(ctx));
+    pool_.release(std::move(ctx));
     if (!s.is_ok()) return s;
     return out;
   }
@@ -572,23 +572,6 @@ Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string,
     report->fallback_reason = observer ? "observed run" : "inputs other than plain tensors";
   }
   return out;
-}
-
-std::unique_ptr<Context> Session::acquire_context() const {
-  {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    if (!pool_.empty()) {
-      std::unique_ptr<Context> ctx = std::move(pool_.back());
-      pool_.pop_back();
-      return ctx;
-    }
-  }
-  return create_context();
-}
-
-void Session::release_context(std::unique_ptr<Context> ctx) const {
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  pool_.push_back(std::move(ctx));
 }
 
 }  // namespace sdx::runtime

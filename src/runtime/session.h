@@ -28,6 +28,7 @@
 #include "ir/graph.h"
 #include "opt/pass_manager.h"
 #include "runtime/context.h"
+#include "runtime/context_pool.h"
 #include "runtime/execution_report.h"
 #include "runtime/graph_executor.h"
 #include "runtime/plan_cache.h"
@@ -97,8 +98,6 @@ class Session {
                    StepObserver* observer, const std::vector<Tensor>* planned) const;
   Status freeze(Context& ctx, PlanEntry& e) const;
 
-  std::unique_ptr<Context> acquire_context() const;
-  void release_context(std::unique_ptr<Context> ctx) const;
 
   ir::Model model_;
   SessionOptions options_;
@@ -115,10 +114,9 @@ class Session {
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::pair<std::vector<int>, std::shared_ptr<const plan::Plan>>> subset_plans_;
   std::unique_ptr<PlanCache> cache_;
-  // Idle per-caller contexts. A caller takes one for the duration of run() and gives it
-  // back; the mutex guards only this list, never a run.
-  mutable std::mutex pool_mutex_;
-  mutable std::vector<std::unique_ptr<Context>> pool_;
+  // Idle per-caller contexts for the Datum run (declared after cache_: destroyed before it, since a
+  // context gives its plans back to the cache).
+  mutable ContextPool pool_{this};
 };
 
 // Describes nodes with no kernel as one message: "3 unsupported operators: Foo (opset 13) at nodes 'a', 'b'; ...".
