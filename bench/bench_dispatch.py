@@ -30,6 +30,8 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
+from timing import summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+
 from models import dispatch_chain  # noqa: E402  (bench/models.py; HERE is sys.path[0])
 
 ACCEPTANCE_RATIO = 0.10
@@ -52,21 +54,6 @@ def make_ort(model_bytes: bytes, threads: int):
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
-
-
-def time_block(sess, feeds: dict, calls: int, out: list) -> None:
-    """Appends the latency in ns of each of `calls` runs to `out`."""
-    run, clock = sess.run, time.perf_counter_ns
-    for _ in range(calls):
-        t0 = clock()
-        run(None, feeds)
-        out.append(clock() - t0)
-
-
-def summarize(ns: list) -> dict:
-    us = np.asarray(ns, dtype=np.float64) / 1e3
-    return {"calls": int(us.size), "p50_us": float(np.percentile(us, 50)), "p90_us": float(np.percentile(us, 90)),
-            "mean_us": float(us.mean()), "min_us": float(us.min())}
 
 
 def main() -> int:

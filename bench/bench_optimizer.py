@@ -34,6 +34,8 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
+from timing import summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+
 
 def _load_test_models():
     # tests/python/models.py under a private name (bench/models.py is also called `models`).
@@ -86,21 +88,6 @@ def make_feeds(sess, seed: int) -> dict:
         else:
             feeds[arg.name] = rng.standard_normal(shape).astype(np.float32)
     return feeds
-
-
-def time_block(sess, feeds: dict, calls: int, out: list) -> None:
-    """Appends the latency in ns of each of `calls` runs to `out`."""
-    run, clock = sess.run, time.perf_counter_ns
-    for _ in range(calls):
-        t0 = clock()
-        run(None, feeds)
-        out.append(clock() - t0)
-
-
-def summarize(ns: list) -> dict:
-    us = np.asarray(ns, dtype=np.float64) / 1e3
-    return {"calls": int(us.size), "p50_us": float(np.percentile(us, 50)), "p90_us": float(np.percentile(us, 90)),
-            "mean_us": float(us.mean()), "min_us": float(us.min())}
 
 
 def max_diff(a: list, b: list) -> float:

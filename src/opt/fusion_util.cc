@@ -93,6 +93,35 @@ std::optional<float> clip_bound(const ir::Node& n, int i, float def) {
 }
 }  // namespace
 
+ir::Node* only_reader(const ir::Graph& g, const ir::Value* v) { return has_single_use(g, v) ? v->users()[0] : nullptr; }
+
+Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
+                        int rank, int axis, int64_t n, DType dt) {
+  Epilogue e;
+  e.chain = {&producer};
+  e.last = &producer;
+  e.what = producer_what;
+  ir::Node* next = only_reader(g, producer.output(0));
+  if (allow_bias && next && next->op_type() == "Add" && next->domain().empty() && next->num_inputs() == 2) {
+    ir::Value* b = other_input(next, producer.output(0));
+    if (b && b != producer.output(0)) e.bias = per_axis_constant(b, rank, axis, n, dt);
+    if (e.bias) {
+      e.bias_operand = b;
+      e.chain.push_back(next);
+      e.last = next;
+      e.what = "Add(" + e.what + ", b)";
+      next = only_reader(g, next->output(0));
+    }
+  }
+  if (next && next->input(0) == e.last->output(0)) e.activation = epilogue_activation(*next);
+  if (e.activation) {
+    e.chain.push_back(next);
+    e.last = next;
+    e.what = next->op_type() + "(" + e.what + ")";
+  }
+  return e;
+}
+
 std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
   if (!n.domain().empty() || n.num_outputs() != 1) return std::nullopt;
   const std::string& op = n.op_type();

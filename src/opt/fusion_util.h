@@ -56,6 +56,24 @@ struct EpilogueActivation {
 };
 std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n);
 
+// The single reader of v (v not a graph output), or null.
+ir::Node* only_reader(const ir::Graph& g, const ir::Value* v);
+
+// What follows a producer (MatMul, Conv) that a fused op can apply as its epilogue: an optional Add
+// of a constant that broadcasts along `axis` of the rank-`rank` result (n values), then an optional
+// activation, each the single reader of the value before it.
+struct Epilogue {
+  std::vector<ir::Node*> chain;  // the producer, then the matched nodes
+  ir::Node* last = nullptr;      // the node whose outputs the fused op takes over
+  std::optional<std::vector<double>> bias;
+  ir::Value* bias_operand = nullptr;  // the Add's constant operand (when bias is set)
+  std::optional<EpilogueActivation> activation;
+  std::string what;  // "Relu(Add(MatMul(X, W), b))", for the rewrite log
+};
+// allow_bias false: only an activation is matched.
+Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
+                        int rank, int axis, int64_t n, DType dt);
+
 // A tensor of element type `dtype` (a float type) and shape `shape` holding `values`
 // (rounded to the type).
 Tensor float_tensor(DType dtype, const Shape& shape, const std::vector<double>& values);

@@ -27,8 +27,6 @@
 namespace sdx::opt {
 namespace {
 
-ir::Node* only_reader(const ir::Graph& g, const ir::Value* v) { return has_single_use(g, v) ? v->users()[0] : nullptr; }
-
 bool fuse_conv(ir::Graph& g, ir::Node& conv, PassContext& ctx) {
   if (conv.num_inputs() < 2) return false;
   ir::Value* x = conv.input(0);
@@ -38,47 +36,24 @@ bool fuse_conv(ir::Graph& g, ir::Node& conv, PassContext& ctx) {
   const int rank = static_cast<int>(ws->size());
   const int64_t m = (*ws)[0];
   const bool has_bias = conv.num_inputs() > 2 && conv.input(2);
-  std::vector<ir::Node*> chain = {&conv};
-  ir::Node* last = &conv;
-  std::optional<std::vector<double>> bias;
-  std::string bias_name, what = "Conv";
-  ir::Node* next = only_reader(g, conv.output(0));
   // 16-bit floats: Conv rounds its sum before a separate Add but not before its own bias add.
   const bool exact_bias_fold = dt == DType::kFloat32 || dt == DType::kFloat64;
-  if (!has_bias && exact_bias_fold && next && next->op_type() == "Add" && next->domain().empty() &&
-      next->num_inputs() == 2) {
-    ir::Value* b = other_input(next, conv.output(0));
-    if (b && b != conv.output(0)) bias = per_axis_constant(b, rank, 1, m, dt);
-    if (bias) {
-      bias_name = conv.name() + "_bias";
-      chain.push_back(next);
-      last = next;
-      what = "Add(Conv, b)";
-      next = only_reader(g, next->output(0));
-    }
-  }
-  std::optional<EpilogueActivation> act;
-  if (next && next->input(0) == last->output(0)) act = epilogue_activation(*next);
-  if (act) {
-    chain.push_back(next);
-    last = next;
-    what = next->op_type() + "(" + what + ")";
-  }
-  if (!bias && !act) return false;
-  if (elem_type(last->output(0)) != dt) return false;
+  Epilogue e = match_epilogue(g, conv, "Conv", !has_bias && exact_bias_fold, rank, 1, m, dt);
+  if (!e.bias && !e.activation) return false;
+  if (elem_type(e.last->output(0)) != dt) return false;
   std::vector<ir::Value*> inputs = {x, conv.input(1)};
-  if (bias)
-    inputs.push_back(g.add_constant(bias_name, float_tensor(dt, Shape{m}, *bias)));
+  if (e.bias)
+    inputs.push_back(g.add_constant(conv.name() + "_bias", float_tensor(dt, Shape{m}, *e.bias)));
   else if (has_bias)
     inputs.push_back(conv.input(2));
   std::vector<ir::Attribute> attrs = conv.attributes();
-  if (!act) {
-    fuse(g, chain, last, "Conv", "", conv.opset(), inputs, attrs);
+  if (!e.activation) {
+    fuse(g, e.chain, e.last, "Conv", "", conv.opset(), inputs, attrs);
     return ctx.applied(conv, "Add(Conv(X, W), b) -> Conv(X, W, b)");
   }
-  for (ir::Attribute& a : act->attributes()) attrs.push_back(std::move(a));
-  fuse(g, chain, last, "FusedConv", "sdx", 1, inputs, attrs);
-  return ctx.applied(conv, what + " -> sdx.FusedConv");
+  for (ir::Attribute& a : e.activation->attributes()) attrs.push_back(std::move(a));
+  fuse(g, e.chain, e.last, "FusedConv", "sdx", 1, inputs, attrs);
+  return ctx.applied(conv, e.what + " -> sdx.FusedConv");
 }
 
 class ConvEpilogueFusionOptimizations final : public PatternPass {

@@ -23,9 +23,6 @@
 namespace sdx::opt {
 namespace {
 
-// The single reader of v (v not a graph output), or null.
-ir::Node* only_reader(const ir::Graph& g, const ir::Value* v) { return has_single_use(g, v) ? v->users()[0] : nullptr; }
-
 bool fuse_linear(ir::Graph& g, ir::Node& mm, PassContext& ctx) {
   if (mm.num_inputs() != 2) return false;
   ir::Value* x = mm.input(0);
@@ -35,37 +32,18 @@ bool fuse_linear(ir::Graph& g, ir::Node& mm, PassContext& ctx) {
   if (!w || w->rank() != 2 || w->dtype() != dt || !is_float(dt) || !rank || *rank < 1) return false;
   const int64_t n = w->shape()[1];
   const int out_rank = *rank;  // [..., K] x [K, N] -> [..., N]
-  std::vector<ir::Node*> chain = {&mm};
-  ir::Node* last = &mm;
-  std::optional<std::vector<double>> bias;
-  ir::Value* bias_value = nullptr;  // the Add's operand, when it already is a [N] constant
-  std::string what = "MatMul(X, W)";
-  ir::Node* next = only_reader(g, mm.output(0));
-  if (next && next->op_type() == "Add" && next->domain().empty() && next->num_inputs() == 2) {
-    ir::Value* b = other_input(next, mm.output(0));
-    if (b && b != mm.output(0)) bias = per_axis_constant(b, out_rank, out_rank - 1, n, dt);
-    if (bias) {
-      if (constant_value(b)->shape() == Shape{n}) bias_value = b;
-      chain.push_back(next);
-      last = next;
-      what = "Add(MatMul(X, W), b)";
-      next = only_reader(g, next->output(0));
-    }
-  }
-  std::optional<EpilogueActivation> act;
-  if (next && next->input(0) == last->output(0)) act = epilogue_activation(*next);
-  if (act) {
-    chain.push_back(next);
-    last = next;
-    what = next->op_type() + "(" + what + ")";
-  }
-  if (!bias && !act) return false;
-  if (elem_type(last->output(0)) != dt) return false;
+  Epilogue e = match_epilogue(g, mm, "MatMul(X, W)", true, out_rank, out_rank - 1, n, dt);
+  if (!e.bias && !e.activation) return false;
+  if (elem_type(e.last->output(0)) != dt) return false;
   std::vector<ir::Value*> inputs = {x, mm.input(1)};
-  if (bias)
-    inputs.push_back(bias_value ? bias_value : g.add_constant(mm.name() + "_bias", float_tensor(dt, Shape{n}, *bias)));
-  fuse(g, chain, last, "Linear", "sdx", 1, inputs, act ? act->attributes() : std::vector<ir::Attribute>{});
-  return ctx.applied(mm, what + " -> sdx.Linear");
+  if (e.bias) {
+    // The Add's operand when it already is a [N] constant, else the expanded vector.
+    const bool reuse = constant_value(e.bias_operand)->shape() == Shape{n};
+    inputs.push_back(reuse ? e.bias_operand : g.add_constant(mm.name() + "_bias", float_tensor(dt, Shape{n}, *e.bias)));
+  }
+  fuse(g, e.chain, e.last, "Linear", "sdx", 1, inputs,
+       e.activation ? e.activation->attributes() : std::vector<ir::Attribute>{});
+  return ctx.applied(mm, e.what + " -> sdx.Linear");
 }
 
 class LinearFusionOptimizations final : public PatternPass {
