@@ -93,6 +93,9 @@ Status Session::init() {
   // The executor's own plan computes every output; it lives as long as the session.
   full_plan_ = std::shared_ptr<const plan::Plan>(std::shared_ptr<void>(), &executor_.plan());
   cache_ = std::make_unique<PlanCache>(options_.plan_cache_max_count, options_.plan_cache_budget_bytes());
+  const int threads = options_.intra_op_num_threads > 0 ? options_.intra_op_num_threads
+                                                        : cpu::ThreadPool::default_num_threads();
+  if (threads > 1) threads_ = std::make_unique<cpu::ThreadPool>(threads);
   return Status::ok();
 }
 
@@ -373,6 +376,7 @@ Status Session::set_variable(Context& ctx, const std::string& name, const Tensor
 Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, const std::vector<int>& requested,
                     ExecutionReport* report) const {
   const auto t0 = std::chrono::steady_clock::now();
+  cpu::ScopedThreadPool bind_threads(threads_.get());
   if (num_inputs != inputs_.size())
     return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs but " +
                             std::to_string(num_inputs) + " were given");
@@ -484,6 +488,7 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
 Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string, Datum>>& feeds,
                                         const std::vector<std::string>& output_names, StepObserver* observer,
                                         ExecutionReport* report) const {
+  cpu::ScopedThreadPool bind_threads(threads_.get());
   const ir::Graph& g = *model_.graph;
   std::vector<int> outs;
   for (const std::string& name : output_names) {

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/thread_pool.h"
 #include "core/datum.h"
 #include "core/status.h"
 #include "ir/graph.h"
@@ -114,6 +115,9 @@ class Session {
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::pair<std::vector<int>, std::shared_ptr<const plan::Plan>>> subset_plans_;
   std::unique_ptr<PlanCache> cache_;
+  // The intra-op pool (intra_op_num_threads); null with one thread. Bound to the calling thread for
+  // the duration of each run, so kernels reach it through cpu::parallel_for.
+  std::unique_ptr<cpu::ThreadPool> threads_;
   // Idle per-caller contexts for the Datum run (declared after cache_: destroyed before it, since a
   // context gives its plans back to the cache).
   mutable ContextPool pool_{this};

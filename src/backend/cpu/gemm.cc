@@ -10,6 +10,8 @@
 #include <cblas.h>
 #endif
 
+#include "backend/cpu/thread_pool.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -156,12 +158,47 @@ namespace {
 // OpenBLAS's sgemm (row-major through CBLAS; with beta == 0, C is not read). It takes its buffers from
 // a pool allocated once, so a bound call stays free of per-call heap allocations. Degenerate shapes keep
 // the reference path's exact semantics.
-bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+//
+// OpenBLAS runs single-threaded: the session's intra-op pool splits the call instead (over rows of C when
+// M is the larger side, else over column blocks of 16), so its threads never compete with ours. The
+// split never changes a C element's summation over K, so results do not depend on the thread count.
+const bool kBlasSingleThreaded = [] {
+  openblas_set_num_threads(1);
+  return true;
+}();
+
+void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                 int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
               static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+  (void)kBlasSingleThreaded;
+  // At least ~256 K multiply-adds per chunk, or the split costs more than it saves.
+  constexpr int64_t kMinWork = int64_t{1} << 18;
+  const int64_t threads = current_num_threads();
+  if (threads <= 1 || M * N * K < 2 * kMinWork) {
+    sgemm_block(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return true;
+  }
+  if (M >= N && M >= 2 * threads) {
+    parallel_for(M, std::max<int64_t>(1, kMinWork / (N * K)), [&](int64_t m0, int64_t m1) {
+      const float* a = trans_a ? A + m0 : A + m0 * lda;
+      sgemm_block(trans_a, trans_b, m1 - m0, N, K, alpha, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
+    });
+  } else {
+    constexpr int64_t kCols = 16;
+    const int64_t blocks = (N + kCols - 1) / kCols;
+    parallel_for(blocks, std::max<int64_t>(1, kMinWork / (M * K * kCols)), [&](int64_t b0, int64_t b1) {
+      const int64_t n0 = b0 * kCols, n1 = std::min(N, b1 * kCols);
+      const float* b = trans_b ? B + n0 * ldb : B + n0;
+      sgemm_block(trans_a, trans_b, M, n1 - n0, K, alpha, A, lda, b, ldb, beta, C + n0, ldc);
+    });
+  }
   return true;
 }
 }  // namespace

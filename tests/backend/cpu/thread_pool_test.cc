@@ -1,0 +1,119 @@
+#include "backend/cpu/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+namespace sdx::cpu {
+namespace {
+
+TEST(ThreadPool, WithoutPoolRunsInlineOnce) {
+  ASSERT_EQ(current_thread_pool(), nullptr);
+  int calls = 0;
+  parallel_for(100, 1, [&](int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 100);
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(current_num_threads(), 1);
+}
+
+TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
+  ThreadPool pool(3);
+  ScopedThreadPool scope(&pool);
+  EXPECT_EQ(current_num_threads(), 3);
+  for (int64_t n : {1, 2, 3, 7, 64, 1000, 4097}) {
+    for (int64_t grain : {1, 5, 100}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      parallel_for(n, grain, [&](int64_t b, int64_t e) {
+        ASSERT_LE(0, b);
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " i " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, ChunksRespectGrainAndUseWorkers) {
+  ThreadPool pool(2);
+  ScopedThreadPool scope(&pool);
+  std::atomic<int> chunks{0};
+  parallel_for(10, 6, [&](int64_t, int64_t) { chunks.fetch_add(1); });
+  EXPECT_EQ(chunks.load(), 1);  // 10 items, grain 6: one chunk only
+  chunks = 0;
+  parallel_for(12, 6, [&](int64_t b, int64_t e) {
+    EXPECT_EQ(e - b, 6);
+    chunks.fetch_add(1);
+  });
+  EXPECT_EQ(chunks.load(), 2);
+  // Over many calls, a worker (not only the caller) runs chunks.
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> by_worker{0};
+  for (int i = 0; i < 2000 && by_worker.load() == 0; ++i)
+    parallel_for(2, 1, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() != caller)
+        by_worker.fetch_add(1);
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // leaves the second chunk to the worker
+    });
+  EXPECT_GT(by_worker.load(), 0);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  ThreadPool pool(2);
+  ScopedThreadPool scope(&pool);
+  std::atomic<int64_t> sum{0};
+  parallel_for(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      parallel_for(100, 1, [&](int64_t b2, int64_t e2) {
+        int64_t s = 0;
+        for (int64_t j = b2; j < e2; ++j) s += j;
+        sum.fetch_add(s);
+      });
+  });
+  EXPECT_EQ(sum.load(), 8 * 4950);
+}
+
+// Several threads share one pool: one at a time gets it, the rest run inline; every result is right.
+// Also run under ThreadSanitizer (scripts/test.sh runs *Concurren*).
+TEST(ThreadPool, ConcurrentCallersShareOnePool) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&, t] {
+      ScopedThreadPool scope(&pool);
+      std::vector<int64_t> out(257);
+      for (int round = 0; round < 300; ++round) {
+        parallel_for(static_cast<int64_t>(out.size()), 8, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[static_cast<size_t>(i)] = i * (t + round);
+        });
+        for (size_t i = 0; i < out.size(); ++i)
+          if (out[i] != static_cast<int64_t>(i) * (t + round)) wrong.fetch_add(1);
+      }
+    });
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ThreadPool, DefaultThreadsIsPositive) { EXPECT_GE(ThreadPool::default_num_threads(), 1); }
+
+TEST(ThreadPool, SleepingWorkersWakeUp) {
+  ThreadPool pool(2);
+  ScopedThreadPool scope(&pool);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // workers are past their spin by now
+  std::vector<int> out(64, 0);
+  parallel_for(64, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[static_cast<size_t>(i)] = 1;
+  });
+  EXPECT_EQ(std::accumulate(out.begin(), out.end(), 0), 64);
+}
+
+}  // namespace
+}  // namespace sdx::cpu
