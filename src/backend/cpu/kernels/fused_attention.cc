@@ -14,7 +14,8 @@
 // in double; the online rescaling and the scale applied to Q (the GEMM's alpha) differ from it only by
 // rounding (about 1e-7 relative). A row whose scores are all -inf yields l = 0 and so NaN, as Softmax does.
 //
-// Bound form: prepare() allocates the scratch once; replay runs the same compute() with no allocation.
+// Threads: the (batch, head, query block) tasks are split over the session's pool, one scratch per thread.
+// Bound form: prepare() allocates the scratches once; replay runs the same compute() with no allocation.
 #include "backend/cpu/fused_attention.h"
 
 #include <algorithm>
@@ -22,11 +23,13 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -103,9 +106,10 @@ struct Params {
   double mask_value = -std::numeric_limits<double>::infinity();
 };
 
+// One task: query rows [i0, i0 + block_q) of head h of batch b, with its own scratch.
 template <typename T>
-void compute(const AttnShape& s, const Params& p, const T* q, const T* k, const T* v, const void* mask, T* y,
-             const Scratch<T>& scratch) {
+void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, const T* v, const void* mask, T* y,
+                   const Scratch<T>& scratch, int64_t b, int64_t h, int64_t i0) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(p.scale);
   const T mask_value = static_cast<T>(p.mask_value);
@@ -118,62 +122,90 @@ void compute(const AttnShape& s, const Params& p, const T* q, const T* k, const 
   const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(mask) : nullptr;
   const T* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const T*>(mask) : nullptr;
 
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t h = 0; h < s.heads; ++h) {
-      const T* qh = q + (b * s.heads + h) * s.s_q * s.d;
-      const T* kh = k + b * s.k_sb + h * s.k_sh;
-      const T* vh = v + b * s.v_sb + h * s.v_sh;
-      T* yh = y + (b * s.heads + h) * s.s_q * s.dv;
-      const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
-      for (int64_t i0 = 0; i0 < s.s_q; i0 += bq) {
-        const int64_t mq = std::min(bq, s.s_q - i0);
-        T* yrows = yh + i0 * s.dv;
-        std::fill(yrows, yrows + mq * s.dv, T(0));
-        std::fill(mx, mx + mq, kNegInf);
-        std::fill(sum, sum + mq, 0.0);
-        // Keys any row of this block may see.
-        const int64_t kv_end = p.causal ? std::clamp<int64_t>(i0 + mq + offset, 0, s.s_kv) : s.s_kv;
-        for (int64_t j0 = 0; j0 < kv_end; j0 += bkv) {
-          const int64_t nk = std::min(bkv, kv_end - j0);
-          gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
-          for (int64_t r = 0; r < mq; ++r) {
-            const int64_t i = i0 + r;
-            T* row = sc + r * nk;
-            // Keys [0, visible) of this block are inside the causal limit.
-            const int64_t visible = p.causal ? std::clamp<int64_t>(i + offset + 1 - j0, 0, nk) : nk;
-            if (mask_b) {
-              const bool* m = mask_b + mask_bh + i * s.m_sq + j0 * s.m_sk;
-              for (int64_t j = 0; j < visible; ++j)
-                if (!m[j * s.m_sk]) row[j] = mask_value;
-            } else if (mask_a) {
-              const T* m = mask_a + mask_bh + i * s.m_sq + j0 * s.m_sk;
-              for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
-            }
-            std::fill(row + visible, row + nk, T(0));  // left out: p = 0
-            if (visible == 0) continue;
-            const T block_max = row_max(row, visible);
-            const T m_new = block_max > mx[r] ? block_max : mx[r];
-            const T ref = m_new == kNegInf ? T(0) : m_new;
-            const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
-            for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
-            const double block_sum = row_sum(row, visible);
-            if (alpha != T(1)) {
-              T* yr = yrows + r * s.dv;
-              for (int64_t c = 0; c < s.dv; ++c) yr[c] *= alpha;
-            }
-            sum[r] = sum[r] * static_cast<double>(alpha) + block_sum;
-            mx[r] = m_new;
-          }
-          gemm(false, false, mq, s.dv, nk, T(1), sc, nk, vh + j0 * s.dv, s.dv, T(1), yrows, s.dv, ws);
-        }
-        for (int64_t r = 0; r < mq; ++r) {
-          if (p.causal && i0 + r + offset < 0) continue;  // sees no key: stays zero
-          const T inv = static_cast<T>(1.0 / sum[r]);     // sum 0 (all scores -inf): NaN, as Softmax gives
-          T* yr = yrows + r * s.dv;
-          for (int64_t c = 0; c < s.dv; ++c) yr[c] *= inv;
-        }
+  const T* qh = q + (b * s.heads + h) * s.s_q * s.d;
+  const T* kh = k + b * s.k_sb + h * s.k_sh;
+  const T* vh = v + b * s.v_sb + h * s.v_sh;
+  T* yh = y + (b * s.heads + h) * s.s_q * s.dv;
+  const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
+  const int64_t mq = std::min(bq, s.s_q - i0);
+  T* yrows = yh + i0 * s.dv;
+  std::fill(yrows, yrows + mq * s.dv, T(0));
+  std::fill(mx, mx + mq, kNegInf);
+  std::fill(sum, sum + mq, 0.0);
+  // Keys any row of this block may see.
+  const int64_t kv_end = p.causal ? std::clamp<int64_t>(i0 + mq + offset, 0, s.s_kv) : s.s_kv;
+  for (int64_t j0 = 0; j0 < kv_end; j0 += bkv) {
+    const int64_t nk = std::min(bkv, kv_end - j0);
+    gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
+    for (int64_t r = 0; r < mq; ++r) {
+      const int64_t i = i0 + r;
+      T* row = sc + r * nk;
+      // Keys [0, visible) of this block are inside the causal limit.
+      const int64_t visible = p.causal ? std::clamp<int64_t>(i + offset + 1 - j0, 0, nk) : nk;
+      if (mask_b) {
+        const bool* m = mask_b + mask_bh + i * s.m_sq + j0 * s.m_sk;
+        for (int64_t j = 0; j < visible; ++j)
+          if (!m[j * s.m_sk]) row[j] = mask_value;
+      } else if (mask_a) {
+        const T* m = mask_a + mask_bh + i * s.m_sq + j0 * s.m_sk;
+        for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+      }
+      std::fill(row + visible, row + nk, T(0));  // left out: p = 0
+      if (visible == 0) continue;
+      const T block_max = row_max(row, visible);
+      const T m_new = block_max > mx[r] ? block_max : mx[r];
+      const T ref = m_new == kNegInf ? T(0) : m_new;
+      const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
+      for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
+      const double block_sum = row_sum(row, visible);
+      if (alpha != T(1)) {
+        T* yr = yrows + r * s.dv;
+        for (int64_t c = 0; c < s.dv; ++c) yr[c] *= alpha;
+      }
+      sum[r] = sum[r] * static_cast<double>(alpha) + block_sum;
+      mx[r] = m_new;
+    }
+    gemm(false, false, mq, s.dv, nk, T(1), sc, nk, vh + j0 * s.dv, s.dv, T(1), yrows, s.dv, ws);
+  }
+  for (int64_t r = 0; r < mq; ++r) {
+    if (p.causal && i0 + r + offset < 0) continue;  // sees no key: stays zero
+    const T inv = static_cast<T>(1.0 / sum[r]);     // sum 0 (all scores -inf): NaN, as Softmax gives
+    T* yr = yrows + r * s.dv;
+    for (int64_t c = 0; c < s.dv; ++c) yr[c] *= inv;
+  }
+}
+
+// Scratch for each of up to `units` concurrent tasks.
+template <typename T>
+struct Scratches {
+  Scratches(const AttnShape& s, int64_t units) {
+    for (int64_t u = 0; u < units; ++u) per_unit.push_back(std::make_unique<Scratch<T>>(s));
+  }
+  std::vector<std::unique_ptr<Scratch<T>>> per_unit;
+};
+
+// Tasks (batch, head, block of query rows) are independent and each is computed by one thread in a
+// fixed order, so the result does not depend on the thread count. They are cut into as many units as
+// there are scratches (one per pool thread, fixed when the scratch was made); a unit runs its tasks in
+// order on one thread with its own scratch.
+template <typename T>
+void compute(const AttnShape& s, const Params& p, const T* q, const T* k, const T* v, const void* mask, T* y,
+             const Scratches<T>& scratch) {
+  const int64_t q_blocks = (s.s_q + block_q(s) - 1) / block_q(s);
+  const int64_t tasks = s.batch * s.heads * q_blocks;
+  const int64_t units = std::min<int64_t>(static_cast<int64_t>(scratch.per_unit.size()), tasks);
+  // Below ~ a 64 x 64 x 64 product per task the split costs more than it saves.
+  const bool split = units > 1 && s.s_kv * s.d * std::min(s.s_q, block_q(s)) >= 16 * 1024;
+  parallel_for(split ? units : 1, 1, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t t0 = tasks * u / (split ? units : 1), t1 = tasks * (u + 1) / (split ? units : 1);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t bh = t / q_blocks;
+        compute_block<T>(s, p, q, k, v, mask, y, *scratch.per_unit[static_cast<size_t>(u)], bh / s.heads,
+                         bh % s.heads, (t % q_blocks) * block_q(s));
       }
     }
+  });
 }
 
 class FusedAttentionKernel final : public backend::Kernel {
@@ -200,7 +232,7 @@ class FusedAttentionKernel final : public backend::Kernel {
         q.dtype(),
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
-          Scratch<T> scratch(s);
+          Scratches<T> scratch(s, current_num_threads());
           compute<T>(s, p, q.data<T>(), ctx.input(1).data<T>(), ctx.input(2).data<T>(),
                      mask ? mask->raw_data() : nullptr, y.data<T>(), scratch);
           return Status::ok();
@@ -225,7 +257,7 @@ class FusedAttentionKernel final : public backend::Kernel {
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
           bound = backend::bind_call([s, p, pq = q.data<T>(), pk = ctx.input(1).data<T>(), pv = ctx.input(2).data<T>(),
-                                      pm, py = ctx.output(0).data<T>(), scratch = std::make_unique<Scratch<T>>(s)] {
+                                      pm, py = ctx.output(0).data<T>(), scratch = std::make_unique<Scratches<T>>(s, current_num_threads())] {
             compute<T>(s, p, pq, pk, pv, pm, py, *scratch);
             return Status::ok();
           });

@@ -4,6 +4,7 @@
 // the online softmax rescales), NaN for a fully masked row, the bound form, the scratch bound and errors.
 // Tolerance: |got - want| <= 1e-6 + 1e-5 |want| (float32).
 #include "backend/cpu/fused_attention.h"
+#include "backend/cpu/thread_pool.h"
 
 #include <cmath>
 #include <limits>
@@ -208,6 +209,23 @@ TEST(FusedAttention, BoundFormMatchesRunWithoutAllocating) {
   expect_bound_matches(spec_of(q, k, v, &m, {.mask_value = -1e9}));
   const Tensor add = randn({1, 2, 1, 140}, 41);
   expect_bound_matches(spec_of(q, k, v, &add, {.causal = true}), /*constant_inputs=*/{3});
+}
+
+// The (batch, head, query block) tasks split over a pool: bitwise the single-threaded result, for run()
+// and the bound form (whose per-thread scratch is made at prepare time).
+TEST(FusedAttention, ThreadedMatchesSingleThreadedBitwise) {
+  const Tensor q = randn({2, 3, 130, 16}, 51), k = randn({2, 3, 150, 16}, 52), v = randn({2, 3, 150, 8}, 53);
+  const Tensor add = randn({2, 1, 130, 150}, 54);
+  for (const RefOptions& o : {RefOptions{}, RefOptions{.causal = true}}) {
+    auto one = run_single(spec_of(q, k, v, &add, o));
+    ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+    cpu::ThreadPool pool(3);
+    cpu::ScopedThreadPool scope(&pool);
+    auto three = run_single(spec_of(q, k, v, &add, o));
+    ASSERT_TRUE(three.is_ok()) << three.status().to_string();
+    EXPECT_EQ(values<float>(*one), values<float>(*three));
+    expect_bound_matches(spec_of(q, k, v, &add, o));
+  }
 }
 
 TEST(FusedAttention, ScratchDoesNotGrowWithSequenceLength) {
