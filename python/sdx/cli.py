@@ -1,4 +1,4 @@
-"""The `sdx` command line: run, inspect, conformance."""
+"""The `sdx` command line: run, inspect, bench, conformance."""
 from __future__ import annotations
 
 import argparse
@@ -194,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="input dims (or a .npy value) for --plan; symbolic dims default to --dim")
     i.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
     i.set_defaults(fn=cmd_inspect)
+
+    from .bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
 
     c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")
     c.add_argument("--json", metavar="FILE", help="write each case's status and failure reason as JSON")
