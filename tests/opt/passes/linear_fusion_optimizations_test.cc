@@ -60,3 +60,55 @@ TEST(LinearFusionOptimizations, LeavesNonConstantWeightsBroadcastingBiasesAndSha
 
 }  // namespace
 }  // namespace sdx::test
+
+namespace sdx::test {
+namespace {
+
+// Gemm (transB 0/1, C as [N], [1, N] or a scalar, beta != 1, no C) [+ activation] -> sdx.Linear.
+// Gemm adds C inside its accumulation, sdx.Linear after it: equal up to float summation order.
+TEST(LinearFusionOptimizations, GemmForms) {
+  auto build = [] {
+    ModelBuilder b(17);
+    ir::Value* x = b.input("x", {3, 40});
+    auto w = [&](const std::string& k, std::vector<int64_t> dims) {
+      return b.constant("w" + k, random_f32(dims, static_cast<unsigned>(dims[0] * 7 + dims[1])));
+    };
+    // nn.Linear as torch exports it: Gemm(transB=1) + Relu
+    b.output(b.op("Relu", {b.op("Gemm", {x, w("1", {6, 40}), b.constant("c1", random_f32({6}, 1))},
+                                {attr_i("transB", 1)})}));
+    // C [1, N], beta 0.5, Sigmoid
+    b.output(b.op("Sigmoid", {b.op("Gemm", {x, w("2", {40, 5}), b.constant("c2", random_f32({1, 5}, 2))},
+                                   {attr_f("beta", 0.5f)})}));
+    // scalar C, no activation
+    b.output(b.op("Gemm", {x, w("3", {4, 40}), b.constant("c3", f32({0.25f}, {}))}, {attr_i("transB", 1)}));
+    // no C
+    b.output(b.op("Tanh", {b.op("Gemm", {x, w("4", {40, 3})})}));
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({3, 40}, 4)}}, 1e-6, 1e-6);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 4);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.Linear", 4}}));
+}
+
+TEST(LinearFusionOptimizations, LeavesOtherGemmsAlone) {
+  auto build = [] {
+    ModelBuilder b(17);
+    ir::Value* x = b.input("x", {3, 8});
+    ir::Value* xt = b.input("xt", {8, 3});
+    // alpha != 1
+    b.output(b.op("Gemm", {x, b.constant("w1", random_f32({8, 4}, 1))}, {attr_f("alpha", 2.f)}));
+    // transA
+    b.output(b.op("Gemm", {xt, b.constant("w2", random_f32({8, 4}, 2))}, {attr_i("transA", 1)}));
+    // C [M, N] varies per row
+    b.output(b.op("Gemm", {x, b.constant("w3", random_f32({8, 4}, 3)), b.constant("c3", random_f32({3, 4}, 4))}));
+    // W not constant
+    b.output(b.op("Gemm", {x, b.input("w", {8, 4})}));
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({3, 8}, 5)}, {"xt", feed({8, 3}, 6)}, {"w", feed({8, 4}, 7)}},
+                           0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 0);
+}
+
+}  // namespace
+}  // namespace sdx::test
