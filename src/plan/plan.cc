@@ -1,5 +1,7 @@
 #include "plan/plan.h"
 
+#include <algorithm>
+
 #include "ir/op_schema.h"
 
 namespace sdx::plan {
@@ -33,7 +35,8 @@ void collect_reads(const ir::Node& node, const ir::Graph& owner, std::vector<con
 
 }  // namespace
 
-Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs) {
+Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs,
+                     const CompileOptions& options) {
   Plan p;
   p.graph_ = &graph;
   const auto& nodes = graph.nodes();
@@ -78,8 +81,24 @@ Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requ
     if (!v->is_graph_input()) fixed[static_cast<size_t>(v->index())] = true;
   auto is_fixed = [&](const ir::Value* v) { return v && v->owner() == &graph && fixed[static_cast<size_t>(v->index())]; };
 
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!live[i]) continue;
+  // Execution order: the graph's (topological) order, or by wave then graph order.
+  std::vector<size_t> order;
+  std::vector<int> wave_of(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (live[i]) order.push_back(i);
+  if (options.waves) {
+    std::vector<int> value_wave(graph.values().size(), -1);  // wave of the step producing a value
+    for (size_t i : order) {
+      int w = 0;
+      for (const ir::Value* v : reads[i]) w = std::max(w, value_wave[static_cast<size_t>(v->index())] + 1);
+      wave_of[i] = w;
+      for (const ir::Value* v : nodes[i]->outputs())
+        if (v) value_wave[static_cast<size_t>(v->index())] = w;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wave_of[a] < wave_of[b]; });
+  }
+
+  for (size_t i : order) {
     const ir::Node& n = *nodes[i];
     const int step = static_cast<int>(p.steps_.size());
     Step st;
@@ -131,6 +150,23 @@ Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requ
     if (s >= 0) {
       p.slots_[static_cast<size_t>(s)].requested_output = true;
       p.slots_[static_cast<size_t>(s)].last = last_step;
+    }
+  }
+  if (options.waves) {
+    // Wave boundaries, then liveness widened to whole waves.
+    std::vector<int> wave_end_of_step(p.steps_.size()), wave_start_of_step(p.steps_.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      if (k == 0 || wave_of[order[k]] != wave_of[order[k - 1]]) p.wave_begin_.push_back(static_cast<int>(k));
+    p.wave_begin_.push_back(static_cast<int>(order.size()));
+    for (size_t w = 0; w + 1 < p.wave_begin_.size(); ++w)
+      for (int k = p.wave_begin_[w]; k < p.wave_begin_[w + 1]; ++k) {
+        wave_start_of_step[static_cast<size_t>(k)] = p.wave_begin_[w];
+        wave_end_of_step[static_cast<size_t>(k)] = p.wave_begin_[w + 1] - 1;
+      }
+    for (Slot& slot : p.slots_) {
+      if (slot.kind != SlotKind::kIntermediate || p.steps_.empty()) continue;
+      slot.first = wave_start_of_step[static_cast<size_t>(slot.first)];
+      slot.last = wave_end_of_step[static_cast<size_t>(slot.last)];
     }
   }
   p.release_at_step_.assign(p.steps_.size(), {});

@@ -8,6 +8,12 @@
 //   for (const plan::Step& s : p.steps()) ... s.node, s.inputs (slot ids), s.outputs ...
 //   for (int slot : p.release_at_step()[step]) free(slot);
 //
+// With CompileOptions::waves (inter-op parallelism), steps are ordered by wave: a step's wave is one
+// more than the latest wave of the steps producing what it reads, so the steps of one wave are
+// independent of each other and may run at the same time. Liveness is widened to whole waves (a
+// value is live from the start of its producer's wave to the end of its last reader's wave), so
+// memory planned from it stays valid when a wave's steps run concurrently.
+//
 // Steps whose op's output shapes depend on input values (its schema is not
 // capturable: NonZero, control flow, ...) are marked gap: a captured plan runs
 // them between captured segments.
@@ -32,6 +38,10 @@ struct Slot {
   bool requested_output = false;
 };
 
+struct CompileOptions {
+  bool waves = false;
+};
+
 struct Step {
   const ir::Node* node = nullptr;
   std::vector<int> inputs;   // slot per node input; -1 when omitted or read from an enclosing graph
@@ -52,20 +62,26 @@ class Plan {
   // The slot of a value owned by this graph, or -1 (dead or foreign).
   int slot_of(const ir::Value* v) const;
   int num_dead_nodes() const { return dead_nodes_; }
+  // Compiled with CompileOptions::waves: the first step of each wave, plus steps().size() at the end
+  // (wave w is steps [wave_begin()[w], wave_begin()[w + 1])). Empty otherwise.
+  const std::vector<int>& wave_begin() const { return wave_begin_; }
 
  private:
-  friend Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs);
+  friend Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs,
+                              const CompileOptions& options);
   const ir::Graph* graph_ = nullptr;
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
   std::vector<std::vector<int>> release_at_step_;
   std::vector<int> placeholders_, outputs_;
   std::vector<int> slot_by_value_;  // indexed by ir::Value::index()
+  std::vector<int> wave_begin_;
   int dead_nodes_ = 0;
 };
 
 // Compiles a plan that produces `requested_outputs` (values of `graph` or of an
 // enclosing graph, e.g. a subgraph output that passes an outer value through).
-Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs);
+Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs,
+                     const CompileOptions& options = {});
 
 }  // namespace sdx::plan

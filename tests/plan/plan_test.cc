@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace sdx::plan {
 namespace {
 
@@ -41,6 +43,43 @@ TEST(PlanCompile, WiringLivenessAndRelease) {
   EXPECT_EQ(p.release_at_step()[2], (std::vector<int>{sa, sb}));
   EXPECT_EQ(p.release_at_step()[3], (std::vector<int>{sc}));
   EXPECT_EQ(p.output_slots(), (std::vector<int>{sy}));
+}
+
+TEST(PlanCompile, WavesGroupIndependentStepsAndWidenLiveness) {
+  // Graph order: a = Relu(x); a2 = Neg(a); b = Abs(x); c = Add(a2, b); y = Relu(c)
+  // Waves: {a, b}, {a2}, {c}, {y}: b moves up next to a.
+  Fixture f;
+  ir::Node* a = f.add("Relu", "a", {f.x}, {"a"});
+  ir::Node* a2 = f.add("Neg", "a2", {a->output(0)}, {"a2"});
+  ir::Node* b = f.add("Abs", "b", {f.x}, {"b"});
+  ir::Node* c = f.add("Add", "c", {a2->output(0), b->output(0)}, {"c"});
+  ir::Node* y = f.add("Relu", "y", {c->output(0)}, {"y"});
+  f.g.add_output(y->output(0));
+  auto seq = compile(f.g, f.g.outputs());
+  ASSERT_TRUE(seq.is_ok());
+  EXPECT_TRUE(seq->wave_begin().empty());
+  EXPECT_EQ(seq->steps()[1].node, a2);
+  auto r = compile(f.g, f.g.outputs(), CompileOptions{.waves = true});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const Plan& p = *r;
+  ASSERT_EQ(p.steps().size(), 5u);
+  EXPECT_EQ(p.steps()[0].node, a);
+  EXPECT_EQ(p.steps()[1].node, b);
+  EXPECT_EQ(p.steps()[2].node, a2);
+  EXPECT_EQ(p.steps()[3].node, c);
+  EXPECT_EQ(p.wave_begin(), (std::vector<int>{0, 2, 3, 4, 5}));
+  // a lives over its whole wave {a, b} through its reader a2's wave; b from its wave to c's.
+  const Slot& sa = p.slots()[static_cast<size_t>(p.slot_of(a->output(0)))];
+  const Slot& sb = p.slots()[static_cast<size_t>(p.slot_of(b->output(0)))];
+  EXPECT_EQ(sa.first, 0);
+  EXPECT_EQ(sa.last, 2);
+  EXPECT_EQ(sb.first, 0);  // widened from step 1 to the start of its wave
+  EXPECT_EQ(sb.last, 3);
+  std::vector<int> released = p.release_at_step()[3];
+  std::sort(released.begin(), released.end());
+  std::vector<int> want = {p.slot_of(a2->output(0)), p.slot_of(b->output(0))};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(released, want);
 }
 
 TEST(PlanCompile, FiltersDeadNodes) {
