@@ -92,6 +92,12 @@ class SessionOptions:
         self.optimizer_log_applied = False  # print every rewrite "pass: before -> after" to stderr
         self.optimizer_max_iterations = 3
         self.optimizer_fp16 = False  # pre-cast float weights of MatMul/Gemm/Conv to float16
+        # Kernel JIT (SDX_JIT_* environment variables override these): fuse elementwise segments
+        # into kernels built by the system C++ compiler in the background, cached on disk.
+        self.jit_enabled = True
+        self.jit_fusion_score_threshold = 0.5
+        self.jit_compiler = ""  # "" = c++, then g++, from PATH
+        self.jit_cache_dir = ""  # "" = ~/.cache/sdx/jit (kernels in its v1/ folder)
 
     def _to_dict(self) -> dict:
         return {
@@ -107,6 +113,10 @@ class SessionOptions:
             "optimizer_log_applied": bool(self.optimizer_log_applied),
             "optimizer_max_iterations": int(self.optimizer_max_iterations),
             "optimizer_fp16": bool(self.optimizer_fp16),
+            "jit_enabled": bool(self.jit_enabled),
+            "jit_fusion_score_threshold": float(self.jit_fusion_score_threshold),
+            "jit_compiler": str(self.jit_compiler),
+            "jit_cache_dir": str(self.jit_cache_dir),
         }
 
 
@@ -195,6 +205,15 @@ class InferenceSession:
         """What the graph optimizer did at load: rewrites_per_pass {pass: count}, skipped, ops_before and
         ops_after histograms, log [(pass, "before -> after", node)], iterations, text."""
         return self._sess.optimization_report()
+
+    def jit_stats(self) -> dict:
+        """Kernel JIT counters: enabled, cache_dir, requests, disk_cache_hits, compiled, failed and
+        compiler_runs (compiler processes started, --version queries included)."""
+        return self._sess.jit_stats()
+
+    def wait_for_jit(self, timeout_s: float = 120.0) -> bool:
+        """Waits until no JIT compile is in flight; False when timeout_s passed first."""
+        return self._sess.wait_for_jit(float(timeout_s))
 
     def cache_stats(self) -> dict:
         """Plan cache figures: entries, frozen_bytes, evictions, passivations, buffer pool hits/misses."""

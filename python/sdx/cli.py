@@ -104,6 +104,10 @@ def cmd_run(args) -> int:
                  f"slot-by-slot steps, {rep['peak_memory_bytes']} bytes frozen")
     elif rep.get("fallback_reason"):
         line += f" ({rep['fallback_reason']})"
+    if rep.get("jit_segments"):
+        line += (f"; jit: {rep['jit_fused_segments']}/{rep['jit_segments']} segments fused "
+                 f"({rep['jit_fused_steps']} steps), {rep['jit_pending_segments']} compiling, "
+                 f"{rep['jit_failed_segments']} failed (sdx inspect --jit says why)")
     print(line)
     if args.save_outputs:
         os.makedirs(args.save_outputs, exist_ok=True)
@@ -150,13 +154,19 @@ def cmd_inspect(args) -> int:
                     print(f"  {pass_name}: {what} (node '{node}')")
     if args.graph:
         print(sdx.InferenceSession(args.model).graph_text())
-    if args.plan:
+    if args.plan or args.jit:
         if unsupported:
             print("plan: not available while ops are unsupported")
         else:
             sess = sdx.InferenceSession(args.model)
             info = sess.introspect(_make_feeds(sess, args.shape, 0, args.dim))
-            print(info["text"], end="")
+            # The plan text ends with the JIT section; --jit alone prints just that.
+            print(info["text"] if args.plan else info["jit_text"], end="")
+            if args.jit:
+                st = sess.jit_stats()
+                if st["enabled"]:
+                    print(f"jit cache: {st['cache_dir']}: {st['disk_cache_hits']} disk cache hits, "
+                          f"{st['compiled']} compiled, {st['failed']} failed, {st['compiler_runs']} compiler runs")
     return 1 if unsupported else 0
 
 
@@ -190,8 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("-v", "--verbose", action="store_true", help="with --optimized: list every rewrite")
     i.add_argument("--plan", action="store_true",
                    help="run once on random inputs and print the execution plan: slots, liveness, memory layout")
+    i.add_argument("--jit", action="store_true",
+                   help="run on random inputs and print the kernel JIT's segments: fused, compiling, failed and why")
     i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
-                   help="input dims (or a .npy value) for --plan; symbolic dims default to --dim")
+                   help="input dims (or a .npy value) for --plan/--jit; symbolic dims default to --dim")
     i.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
     i.set_defaults(fn=cmd_inspect)
 

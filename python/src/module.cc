@@ -16,6 +16,7 @@
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/printer.h"
+#include "jit/jit_engine.h"
 #include "runtime/introspection.h"
 #include "runtime/session.h"
 #include "testing/conformance.h"
@@ -192,6 +193,11 @@ nb::dict report_to_py(const runtime::ExecutionReport& r) {
   d["gap_steps"] = r.gap_steps;
   d["slot_by_slot_steps"] = r.slot_by_slot_steps;
   d["fallback_reason"] = r.fallback_reason ? nb::object(nb::str(r.fallback_reason)) : nb::none();
+  d["jit_segments"] = r.jit_segments;
+  d["jit_fused_segments"] = r.jit_fused_segments;
+  d["jit_fused_steps"] = r.jit_fused_steps;
+  d["jit_pending_segments"] = r.jit_pending_segments;
+  d["jit_failed_segments"] = r.jit_failed_segments;
   return d;
 }
 
@@ -230,6 +236,11 @@ class PySession {
     if (options.contains("optimizer_max_iterations"))
       opts.optimizer.max_iterations = std::max(1, nb::cast<int>(options["optimizer_max_iterations"]));
     if (options.contains("optimizer_fp16")) opts.optimizer.fp16 = nb::cast<bool>(options["optimizer_fp16"]);
+    if (options.contains("jit_enabled")) opts.jit.enabled = nb::cast<bool>(options["jit_enabled"]);
+    if (options.contains("jit_fusion_score_threshold"))
+      opts.jit.fusion_score_threshold = nb::cast<double>(options["jit_fusion_score_threshold"]);
+    if (options.contains("jit_compiler")) opts.jit.compiler = nb::cast<std::string>(options["jit_compiler"]);
+    if (options.contains("jit_cache_dir")) opts.jit.cache_dir = nb::cast<std::string>(options["jit_cache_dir"]);
     if (options.contains("plan_cache_memory_fraction"))
       opts.plan_cache_memory_fraction = nb::cast<double>(options["plan_cache_memory_fraction"]);
     if (nb::isinstance<nb::bytes>(model)) {
@@ -412,7 +423,40 @@ class PySession {
       slots.append(row);
     }
     d["slots"] = slots;
+    d["jit"] = pi.jit;
+    d["jit_threshold"] = pi.jit_threshold;
+    d["jit_text"] = runtime::format_jit(pi);
+    nb::list segs;
+    for (const runtime::JitSegmentReport& s : pi.jit_segments) {
+      nb::dict row;
+      row["steps"] = nb::make_tuple(s.first_step, s.last_step);
+      row["description"] = s.description;
+      row["score"] = s.score;
+      row["state"] = s.state;
+      row["status"] = s.status;
+      segs.append(row);
+    }
+    d["jit_segments"] = segs;
     return d;
+  }
+
+  // The kernel JIT's counters for this session (all zero when it is off).
+  nb::dict jit_stats() const {
+    nb::dict d;
+    jit::JitStats st;
+    if (session_->jit()) st = session_->jit()->stats();
+    d["enabled"] = session_->jit() != nullptr;
+    d["cache_dir"] = session_->jit() ? session_->jit()->cache().dir() : std::string();
+    d["requests"] = st.requests;
+    d["disk_cache_hits"] = st.disk_cache_hits;
+    d["compiled"] = st.compiled;
+    d["failed"] = st.failed;
+    d["compiler_runs"] = st.compiler_runs;
+    return d;
+  }
+  bool wait_for_jit(double timeout_s) {
+    nb::gil_scoped_release release;
+    return session_->wait_for_jit(timeout_s);
   }
 
   nb::dict metadata() const {
@@ -542,6 +586,8 @@ NB_MODULE(_sdx, m) {
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
+      .def("jit_stats", &PySession::jit_stats)
+      .def("wait_for_jit", &PySession::wait_for_jit, nb::arg("timeout_s"))
       .def("overridable_initializers", &PySession::overridable_initializers);
 
   m.def("inspect_model", &inspect_model, nb::arg("path"));

@@ -30,6 +30,14 @@ struct ExecutionReport {
   int32_t captured_steps = 0;            // steps replayed as bound calls or through run() into frozen memory
   int32_t gap_steps = 0;                 // data-dependent steps run eagerly between captured ones
   int32_t slot_by_slot_steps = 0;        // other steps run eagerly (they read a gap's output)
+  // CPU_JIT (the kernel JIT) in this plan: fusible segments found, segments replayed as one
+  // compiled kernel each and the steps they replaced, segments still compiling, and segments
+  // that run unfused for good (compiler missing or failing, kernel rejected).
+  int32_t jit_segments = 0;
+  int32_t jit_fused_segments = 0;
+  int32_t jit_fused_steps = 0;
+  int32_t jit_pending_segments = 0;
+  int32_t jit_failed_segments = 0;
   // Why this call did not replay, or null: a static string, so filling the report never allocates.
   const char* fallback_reason = nullptr;
   // What the optimizer did when the session loaded (rewrites per pass); owned by the session.

@@ -4,6 +4,7 @@
 
 #include "plan/plan.h"
 #include "runtime/context.h"
+#include "runtime/jit_plan.h"
 #include "runtime/replay.h"
 
 namespace sdx::runtime {
@@ -53,6 +54,9 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     const Tensor& t = d->as_tensor();
     args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
   }
+  info.jit = !session.options().jit.enabled ? "off (SDX_JIT_ENABLED=0)"
+             : session.options().execution_mode == ExecutionMode::kSlotBySlot ? "off (execution mode SLOT_BY_SLOT)"
+                                                                            : "on";
   std::vector<RecordedSlot> shapes;
   if (args.size() == session.inputs().size() && feeds.size() == args.size() &&
       session.options().execution_mode != ExecutionMode::kSlotBySlot) {
@@ -61,8 +65,19 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     // Warmup runs, then the capture run, then one replay.
     for (int i = 0; i < session.options().warmup_runs + 2; ++i)
       SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
+    // Compiles in flight finish, then one more replay swaps their kernels in.
+    if (ctx->current()->jit && (ctx->current()->jit->count("COMPILING") > 0 || ctx->current()->jit->count("READY") > 0)) {
+      session.wait_for_jit(120.0);
+      SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run after the JIT compiled");
+    }
     const PlanEntry& e = *ctx->current();
     shapes = e.shapes;
+    if (e.jit) {
+      info.jit_threshold = e.jit->threshold;
+      for (const PlannedSegment& s : e.jit->segments)
+        info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
+                                     s.state(), s.status()});
+    }
     info.phase = plan_phase_name(e.phase);
     info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
     info.frozen_bytes = e.bytes;
@@ -151,6 +166,28 @@ std::string format_introspection(const PlanIntrospection& info) {
   out += "planned " + plan::format_bytes(info.memory.planned_bytes()) + ratio + "\n";
   if (info.frozen_bytes > 0)
     out += "frozen memory held by the plan (intermediates + static inputs and outputs): " + plan::format_bytes(info.frozen_bytes) + "\n";
+  out += format_jit(info);
+  return out;
+}
+
+std::string format_jit(const PlanIntrospection& info) {
+  if (info.jit.empty()) return "";
+  if (info.jit != "on") return "jit: " + info.jit + "\n";
+  int fused = 0, steps = 0;
+  for (const JitSegmentReport& s : info.jit_segments)
+    if (s.state == "FUSED") {
+      ++fused;
+      steps += s.last_step - s.first_step + 1;
+    }
+  char line[256];
+  std::snprintf(line, sizeof line, "jit: %zu segment%s (fusion score threshold %.2f), %d fused replacing %d steps\n",
+                info.jit_segments.size(), info.jit_segments.size() == 1 ? "" : "s", info.jit_threshold, fused, steps);
+  std::string out = line;
+  for (size_t i = 0; i < info.jit_segments.size(); ++i) {
+    const JitSegmentReport& s = info.jit_segments[i];
+    std::snprintf(line, sizeof line, "  segment %zu: steps %d-%d, score %.2f, ", i, s.first_step, s.last_step, s.score);
+    out += line + s.description + "\n    " + s.status + "\n";
+  }
   return out;
 }
 

@@ -38,6 +38,15 @@ struct SlotReport {
   int64_t offset = -1;  // arena offset, -1 when not planned
 };
 
+// One CPU_JIT segment of the introspected plan (runtime/jit_plan.h).
+struct JitSegmentReport {
+  int first_step = 0, last_step = 0;
+  std::string description;  // "ELEMENTWISE float32[1, 16]: 200 ops (...), 101 inputs, 1 output"
+  double score = 0;
+  std::string state;        // FUSED, COMPILING, READY, FAILED, REJECTED, BELOW_THRESHOLD
+  std::string status;       // the state with its reason
+};
+
 struct PlanIntrospection {
   int num_steps = 0;
   int num_gap_steps = 0;
@@ -49,7 +58,15 @@ struct PlanIntrospection {
   plan::MemoryPlan memory;
   int64_t intermediate_bytes = 0;  // every intermediate that owns memory (views excluded), outputs included
   int64_t frozen_bytes = 0;        // what the frozen plan holds: planned intermediates + static inputs/outputs
+  // CPU_JIT: "on" or why it is off; its segments once the plan froze. Introspection waits (up to
+  // two minutes) for compiles in flight and replays once more, so the states are final.
+  std::string jit;
+  double jit_threshold = 0;
+  std::vector<JitSegmentReport> jit_segments;
 };
+
+// The JIT section of format_introspection ("" when there is nothing to say).
+std::string format_jit(const PlanIntrospection& info);
 
 Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds);
 

@@ -1,5 +1,6 @@
 #include "runtime/plan_entry.h"
 
+#include "runtime/jit_plan.h"
 #include "runtime/replay.h"
 
 namespace sdx::runtime {

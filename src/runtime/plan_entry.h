@@ -22,6 +22,7 @@
 namespace sdx::runtime {
 
 class ReplayHandle;
+struct JitPlan;
 
 using ShapeSignature = std::vector<std::pair<DType, Shape>>;
 
@@ -53,6 +54,9 @@ struct PlanEntry {
   plan::MemoryPlan memory;
   std::vector<FrozenBlock> blocks;
   int64_t bytes = 0;  // frozen bytes held (intermediates + outputs + static inputs)
+
+  // CPU_JIT: fused segments and their kernels, built with the frozen shapes (null: JIT off).
+  std::unique_ptr<JitPlan> jit;
 
   // CAPTURED and later.
   std::unique_ptr<ReplayHandle> replay;

@@ -3,6 +3,9 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "jit/fused_kernel.h"
+#include "runtime/jit_plan.h"
+
 namespace sdx::runtime {
 namespace {
 
@@ -85,7 +88,7 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     const plan::Step& st = plan.steps()[s];
     const ir::Node& node = *st.node;
     Op op;
-    op.step = static_cast<int>(s);
+    op.step = op.last_step = static_cast<int>(s);
     bool inputs_pinned = true;
     for (int i = 0; i < node.num_inputs(); ++i) {
       const ir::Value* v = node.input(i);
@@ -160,29 +163,182 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     h->output_values_.push_back(v->index());
     h->output_static_.push_back(v->owner() == &g && pinned[static_cast<size_t>(v->index())]);
   }
+  h->arm_segments(entry);
   return h;
+}
+
+void ReplayHandle::arm_segments(PlanEntry& entry) {
+  jit_ = entry.jit.get();
+  if (!jit_) return;
+  for (size_t i = 0; i < jit_->segments.size(); ++i) {
+    PlannedSegment& ps = jit_->segments[i];
+    ps.fused = false;
+    ps.not_fused_why.clear();
+    if (!ps.compiled || ps.compiled->state() == jit::JitState::kFailed) continue;
+    const jit::Segment& seg = ps.segment;
+    const jit::SegmentIR& ir = seg.ir;
+    std::string why;
+    for (int s = seg.first_step; s <= seg.last_step && why.empty(); ++s)
+      if (!ops_[static_cast<size_t>(s)].bound)
+        why = plan_.steps()[static_cast<size_t>(s)].node->describe() + " was not captured as a bound call";
+    ArmedSegment a;
+    a.segment = i;
+    a.compiled = ps.compiled;
+    // The kernel serves exactly the shapes it was generated for: check every buffer against the IR.
+    for (size_t k = 0; k < seg.input_values.size() && why.empty(); ++k) {
+      const Datum& d = frame_.slots[static_cast<size_t>(seg.input_values[k])];
+      if (!d.is_tensor() || d.as_tensor().dtype() != DType::kFloat32 || d.as_tensor().shape() != ir.inputs[k].shape ||
+          !d.as_tensor().raw_data())
+        why = "an input is not the float32" + ir.inputs[k].shape.to_string() + " the kernel was generated for";
+      else
+        a.in.push_back(d.as_tensor().data<float>());
+    }
+    for (size_t k = 0; k < seg.output_values.size() && why.empty(); ++k) {
+      const Tensor& t = entry.planned[static_cast<size_t>(seg.output_values[k])];
+      if (!t.defined() || t.dtype() != DType::kFloat32 || t.shape() != ir.domain || !t.raw_data())
+        why = "an output has no frozen float32" + ir.domain.to_string() + " buffer";
+      else
+        a.out.push_back(t.data<float>());
+    }
+    // Frozen memory is reused across liveness ranges, so an output may share memory with an input
+    // the unfused steps had finished reading. Reading element i before storing element i is safe
+    // only for the very same range read at the same index; other overlapping inputs are snapshot
+    // (copied aside) at the start of each fused run.
+    const int64_t n = ir.domain.numel();
+    std::vector<bool> snapshot(a.in.size(), false);
+    for (size_t k = 0; k < a.out.size() && why.empty(); ++k) {
+      const float* ob = a.out[k];
+      for (size_t j = 0; j < a.in.size(); ++j) {
+        const float* ib = a.in[j];
+        const int64_t in_n = ir.inputs[j].count;
+        const bool overlap = ib < ob + n && ob < ib + in_n;
+        if (overlap && !(ib == ob && in_n == n)) snapshot[j] = true;
+      }
+      for (size_t j = 0; j < k; ++j)
+        if (a.out[j] < ob + n && ob < a.out[j] + n) why = "two output buffers overlap";
+    }
+    if (!why.empty()) {
+      ps.not_fused_why = why;
+      continue;
+    }
+    a.scratch.assign(a.out.size(), std::vector<float>(static_cast<size_t>(n)));
+    for (auto& v : a.scratch) a.scratch_out.push_back(v.data());
+    a.kernel = jit::bind_segment(a.compiled, a.in, a.out, snapshot);
+    armed_.push_back(std::move(a));
+  }
+  // The swapping replay then allocates nothing (zero-allocation tests may hit it at any call).
+  owned_.reserve(owned_.size() + armed_.size());
+  spare_ops_.reserve(ops_.size());
+}
+
+bool ReplayHandle::segment_resolved() const {
+  for (const ArmedSegment& a : armed_)
+    if (a.compiled->state() != jit::JitState::kPending) return true;
+  return false;
+}
+
+Status ReplayHandle::replay_swapping(bool* diverged) {
+  // The states are read once: a kernel that becomes READY during this call waits for the next.
+  for (ArmedSegment& a : armed_) {
+    a.probing = a.compiled->state() == jit::JitState::kReady;
+    a.matched = false;
+  }
+  for (const Op& op : ops_) {
+    for (ArmedSegment& a : armed_) {
+      if (!a.probing || jit_->segments[a.segment].segment.first_step != op.step) continue;
+      // Every input of the segment is final here, and no output is written yet.
+      jit::run_segment(*a.compiled, a.in.data(), a.scratch_out.data());
+    }
+    SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
+    if (*diverged) return Status::ok();
+    for (ArmedSegment& a : armed_) {
+      if (!a.probing || jit_->segments[a.segment].segment.last_step != op.last_step) continue;
+      a.matched = true;
+      for (size_t k = 0; k < a.out.size(); ++k)
+        a.matched = a.matched && std::memcmp(a.out[k], a.scratch[k].data(), a.scratch[k].size() * sizeof(float)) == 0;
+    }
+  }
+  // Resolve: swap the matching kernels in, drop the failed and mismatching ones, keep the rest armed.
+  // No allocation: kernels were bound when armed and owned_/spare_ops_ have room.
+  bool any = false;
+  for (ArmedSegment& a : armed_) {
+    PlannedSegment& ps = jit_->segments[a.segment];
+    if (!a.probing) continue;
+    if (!a.matched) {
+      ps.not_fused_why = "its outputs differ from the unfused kernels' in a bitwise check";
+      a.kernel.reset();
+      continue;
+    }
+    ps.fused = true;
+    any = true;
+    ++num_fused_;
+  }
+  if (any) {
+    spare_ops_.clear();
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const ArmedSegment* sw = nullptr;
+      for (const ArmedSegment& a : armed_)
+        if (a.probing && a.matched && jit_->segments[a.segment].segment.first_step == ops_[i].step) sw = &a;
+      if (!sw) {
+        spare_ops_.push_back(ops_[i]);
+        continue;
+      }
+      const int last = jit_->segments[sw->segment].segment.last_step;
+      Op fused = ops_[i];
+      fused.bound = sw->kernel.get();
+      fused.last_step = last;
+      size_t j = i;
+      while (ops_[j].last_step < last) ++j;
+      fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous
+      spare_ops_.push_back(fused);
+      i = j;
+    }
+    ops_.swap(spare_ops_);
+    for (ArmedSegment& a : armed_)
+      if (a.probing && a.matched) owned_.push_back(std::move(a.kernel));
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < armed_.size(); ++i) {
+    ArmedSegment& a = armed_[i];
+    if (a.probing || a.compiled->state() == jit::JitState::kFailed) continue;  // resolved
+    if (keep != i) armed_[keep] = std::move(a);
+    ++keep;
+  }
+  while (armed_.size() > keep) armed_.pop_back();
+  return Status::ok();
+}
+
+inline Status ReplayHandle::run_op(const Op& op, bool* diverged) {
+  if (op.bound) {
+    Status s = op.bound->run();
+    if (!s.is_ok()) {
+      std::string where = plan_.steps()[static_cast<size_t>(op.step)].node->describe();
+      if (op.last_step != op.step) where = "fused JIT segment from " + where;
+      return s.with_context(where);
+    }
+  } else {
+    SDX_RETURN_IF_ERROR(exec_.run_step(plan_, op.step, frame_), "");
+    for (uint32_t j = op.verify_begin; j < op.verify_end; ++j) {
+      const Expect& e = verify_[j];
+      const Datum& d = frame_.slots[static_cast<size_t>(e.value)];
+      if (!d.is_tensor() || d.as_tensor().raw_data() != e.data || d.as_tensor().dtype() != e.dtype ||
+          d.as_tensor().shape() != e.shape) {
+        *diverged = true;
+        return Status::ok();
+      }
+    }
+  }
+  for (uint32_t j = op.release_begin; j < op.release_end; ++j) frame_.slots[static_cast<size_t>(release_[j])] = Datum();
+  return Status::ok();
 }
 
 Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
   *diverged = false;
   for (size_t i = 0; i < inputs_.size(); ++i) copy_input(inputs_[i], args[i].data);
+  if (!armed_.empty() && segment_resolved()) return replay_swapping(diverged);
   for (const Op& op : ops_) {
-    if (op.bound) {
-      Status s = op.bound->run();
-      if (!s.is_ok()) return s.with_context(plan_.steps()[static_cast<size_t>(op.step)].node->describe());
-    } else {
-      SDX_RETURN_IF_ERROR(exec_.run_step(plan_, op.step, frame_), "");
-      for (uint32_t j = op.verify_begin; j < op.verify_end; ++j) {
-        const Expect& e = verify_[j];
-        const Datum& d = frame_.slots[static_cast<size_t>(e.value)];
-        if (!d.is_tensor() || d.as_tensor().raw_data() != e.data || d.as_tensor().dtype() != e.dtype ||
-            d.as_tensor().shape() != e.shape) {
-          *diverged = true;
-          return Status::ok();
-        }
-      }
-    }
-    for (uint32_t j = op.release_begin; j < op.release_end; ++j) frame_.slots[static_cast<size_t>(release_[j])] = Datum();
+    SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
+    if (*diverged) return Status::ok();
   }
   return Status::ok();
 }

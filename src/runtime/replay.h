@@ -13,10 +13,21 @@
 // allocation, no hashing and no lookups. If an eagerly run step's frozen output
 // changes type or shape (a Reshape fed its shape by an input), replay stops and
 // reports divergence; the caller reruns the call slot by slot and stops replaying.
+//
+// CPU_JIT: a segment of the entry's JitPlan whose steps were all captured as bound calls is
+// armed for fusion. The first replay that finds its compiled kernel READY runs the kernel into
+// scratch memory just before the segment's first step, runs the unfused steps as usual, and
+// compares their outputs bit for bit with the kernel's; when they agree, the segment's steps are
+// replaced by one bound call of the kernel from the next replay on (that one replay is the only
+// one that allocates). A kernel that disagrees, or that failed to compile, leaves the unfused
+// steps in place for good; the JitPlan says why. Until it resolves, each replay costs one
+// acquire load per armed segment.
 #pragma once
 
 #include <memory>
 #include <vector>
+
+#include "jit/compiled_segment.h"
 
 #include "backend/kernel.h"
 #include "runtime/graph_executor.h"
@@ -49,11 +60,13 @@ class ReplayHandle {
   const std::vector<NodePhase>& node_phases() const { return node_phases_; }
   int num_bound() const { return num_bound_; }  // steps with a BoundKernel
   int count(NodePhase p) const;
+  int num_fused_segments() const { return num_fused_; }
 
  private:
   struct Op {
     const backend::BoundKernel* bound = nullptr;  // null: eager through Kernel::run()
     int step = 0;
+    int last_step = 0;                            // > step for a fused segment
     uint32_t verify_begin = 0, verify_end = 0;    // frozen outputs to check after an eager run
     uint32_t release_begin = 0, release_end = 0;  // eager slots whose last reader is this step
   };
@@ -68,7 +81,24 @@ class ReplayHandle {
     size_t bytes;     // raw bytes to copy (packed types included)
     int64_t strings;  // or, for string inputs, the number of std::string elements
   };
+  // A JIT segment waiting for its kernel (see the header comment).
+  struct ArmedSegment {
+    size_t segment = 0;  // index in the JitPlan
+    std::shared_ptr<const jit::CompiledSegment> compiled;
+    std::vector<const float*> in;
+    std::vector<float*> out;
+    std::vector<std::vector<float>> scratch;  // the kernel's outputs in the checking replay
+    std::vector<float*> scratch_out;          // their addresses
+    std::unique_ptr<backend::BoundKernel> kernel;  // bound when armed, so swapping allocates nothing
+    bool probing = false, matched = false;
+  };
   static void copy_input(const InputCopy& c, const void* src);
+  Status run_op(const Op& op, bool* diverged);
+  // Arms the segments of entry.jit whose steps were all bound (end of capture).
+  void arm_segments(PlanEntry& entry);
+  bool segment_resolved() const;
+  // A replay that checks the READY kernels against the unfused steps, then swaps them in.
+  Status replay_swapping(bool* diverged);
 
   ReplayHandle(const GraphExecutor& exec, const plan::Plan& plan) : exec_(exec), plan_(plan), frame_(&plan.graph(), nullptr) {}
 
@@ -84,6 +114,10 @@ class ReplayHandle {
   std::vector<bool> output_static_;
   std::vector<NodePhase> node_phases_;
   int num_bound_ = 0;
+  JitPlan* jit_ = nullptr;  // the entry's (it owns this handle too)
+  std::vector<ArmedSegment> armed_;
+  std::vector<Op> spare_ops_;  // capacity for the ops after a swap (reserved when arming)
+  int num_fused_ = 0;
 };
 
 }  // namespace sdx::runtime

@@ -9,6 +9,8 @@
 #include "ir/op_schema.h"
 #include "ir/type_inference.h"
 #include "ir/verifier.h"
+#include "jit/jit_engine.h"
+#include "runtime/jit_plan.h"
 #include "runtime/replay.h"
 
 namespace sdx::runtime {
@@ -50,6 +52,10 @@ Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions
   SDX_RETURN_IF_ERROR(s->init(), "");
   return s;
 }
+
+Session::~Session() = default;
+
+bool Session::wait_for_jit(double timeout_s) const { return jit_ ? jit_->wait_idle(timeout_s) : true; }
 
 Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
@@ -96,6 +102,8 @@ Status Session::init() {
   const int threads = options_.intra_op_num_threads > 0 ? options_.intra_op_num_threads
                                                         : cpu::ThreadPool::default_num_threads();
   if (threads > 1) threads_ = std::make_unique<cpu::ThreadPool>(threads);
+  if (options_.jit.enabled && options_.execution_mode != ExecutionMode::kSlotBySlot)
+    jit_ = std::make_unique<jit::JitEngine>(options_.jit);
   return Status::ok();
 }
 
@@ -327,9 +335,30 @@ Status Session::freeze(Context& ctx, PlanEntry& e) const {
     place(input_values_[i]->index(), dt, shape, b, 0);
     e.blocks.push_back(std::move(b));
   }
+  // CPU_JIT: the fusible segments of this plan at these shapes; their kernels compile in the
+  // background from here on (a disk-cache hit is loaded now). Kept across passivation.
+  if (jit_ && !e.jit) {
+    std::vector<jit::ValueType> types(plan.slots().size());
+    for (size_t s = 0; s < plan.slots().size(); ++s) {
+      const plan::Slot& slot = plan.slots()[s];
+      jit::ValueType& t = types[s];
+      const int v = slot.value->index();
+      if (slot.kind == plan::SlotKind::kInput) {
+        for (size_t i = 0; i < input_values_.size(); ++i)
+          if (input_values_[i] == slot.value) t = {true, e.signature[i].first, e.signature[i].second};
+      } else if (slot.kind == plan::SlotKind::kInitializer) {
+        const Tensor* init = &slot.value->initializer();
+        for (const auto& [idx, var] : ctx.variables_)
+          if (idx == v) init = &var;
+        t = {true, init->dtype(), init->shape()};
+      } else if (rec[s].seen && rec[s].stable && !rec[s].shared) {
+        t = {true, rec[s].dtype, rec[s].shape};
+      }
+    }
+    e.jit = make_jit_plan(plan, types, *jit_);
+  }
   e.phase = PlanPhase::kShapesFrozen;
   cache.account(&e);
-  (void)ctx;
   return Status::ok();
 }
 
@@ -481,6 +510,18 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
     report->slot_by_slot_steps = e.replay ? e.replay->count(NodePhase::kSlotBySlot) : 0;
     report->fallback_reason = fallback;
     report->optimization = &optimization_;
+    if (e.jit) {
+      report->jit_segments = static_cast<int32_t>(e.jit->segments.size());
+      report->jit_fused_segments = e.jit->count("FUSED");
+      report->jit_pending_segments = e.jit->count("COMPILING") + e.jit->count("READY");
+      report->jit_failed_segments = e.jit->count("FAILED") + e.jit->count("REJECTED");
+      report->jit_fused_steps = 0;
+      for (const PlannedSegment& s : e.jit->segments)
+        if (s.fused) report->jit_fused_steps += s.segment.num_steps();
+    } else {
+      report->jit_segments = report->jit_fused_segments = report->jit_fused_steps = 0;
+      report->jit_pending_segments = report->jit_failed_segments = 0;
+    }
   }
   return Status::ok();
 }

@@ -36,6 +36,11 @@
 #include "runtime/session_options.h"
 #include "runtime/tensor_arg.h"
 
+namespace sdx::jit {
+class JitEngine;
+struct JitStats;
+}
+
 namespace sdx::runtime {
 
 struct ValueInfo {
@@ -49,6 +54,7 @@ class Session {
   static Result<std::unique_ptr<Session>> load_bytes(const std::string& bytes, SessionOptions options = {});
   // Takes an already-built model (C++ graph builder, tests).
   static Result<std::unique_ptr<Session>> create(ir::Model model, SessionOptions options = {});
+  ~Session();
 
   // Graph inputs that are not initializers, in declaration order.
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
@@ -85,6 +91,10 @@ class Session {
   PlanCacheStats cache_stats() const { return cache_->stats(); }
   // What the graph optimizer did at load (rewrites per pass, op histograms before and after).
   const opt::OptimizationReport& optimization() const { return optimization_; }
+  // The kernel JIT (null when options().jit.enabled is false or the mode is SLOT_BY_SLOT).
+  jit::JitEngine* jit() const { return jit_.get(); }
+  // Waits until the JIT has no compile in flight (true) or timeout_s passed (false); true without a JIT.
+  bool wait_for_jit(double timeout_s) const;
 
  private:
   Session() = default;
@@ -114,6 +124,9 @@ class Session {
   // Plans for other requested-output sets, compiled on first use.
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::pair<std::vector<int>, std::shared_ptr<const plan::Plan>>> subset_plans_;
+  // The kernel JIT: compiles fused segments on its own thread (joined, its compiler child killed,
+  // when the session is destroyed). Plans keep their compiled kernels alive on their own.
+  std::unique_ptr<jit::JitEngine> jit_;
   std::unique_ptr<PlanCache> cache_;
   // The intra-op pool (intra_op_num_threads); null with one thread. Bound to the calling thread for
   // the duration of each run, so kernels reach it through cpu::parallel_for.

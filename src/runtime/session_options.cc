@@ -50,6 +50,7 @@ SessionOptions SessionOptions::from_env(SessionOptions base) {
   if (const char* v = std::getenv("SDX_INTRA_OP_THREADS")) base.intra_op_num_threads = std::atoi(v);
   if (const char* v = std::getenv("SDX_LOG_LEVEL")) base.log_level = std::atoi(v);
   base.optimizer = opt::OptimizerOptions::from_env(base.optimizer);
+  base.jit = jit::JitOptions::from_env(base.jit);
   base.warmup_runs = std::max(1, base.warmup_runs);
   base.plan_cache_max_count = std::max(1, base.plan_cache_max_count);
   return base;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "jit/jit_options.h"
 #include "opt/optimizer_options.h"
 
 namespace sdx::runtime {
@@ -36,6 +37,8 @@ struct SessionOptions {
   int log_level = 1;
   // The graph optimizer's controls (SDX_OPTIMIZER_*).
   opt::OptimizerOptions optimizer;
+  // The kernel JIT (CPU_JIT: fused elementwise segments; SDX_JIT_*).
+  jit::JitOptions jit;
 
   // Overlays SDX_* environment variables onto `base`.
   static SessionOptions from_env(SessionOptions base);

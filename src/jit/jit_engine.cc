@@ -1,0 +1,190 @@
+#include "jit/jit_engine.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "jit/compiler.h"
+#include "jit/cpp_emitter.h"
+
+namespace sdx::jit {
+
+const char* jit_state_name(JitState s) {
+  switch (s) {
+    case JitState::kPending: return "PENDING";
+    case JitState::kReady: return "READY";
+    case JitState::kFailed: return "FAILED";
+  }
+  return "?";
+}
+
+JitEngine::JitEngine(JitOptions options) : options_(std::move(options)), cache_(options_.cache_dir) {}
+
+JitEngine::~JitEngine() {
+  cancel_.store(true, std::memory_order_release);  // a running compiler child is killed
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.clear();
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+JitEngine::CompilerId JitEngine::compiler_id(bool may_run) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (compiler_resolved_) return compiler_;
+  }
+  CompilerId id;
+  Result<std::string> path = find_compiler(options_.compiler);
+  if (!path.is_ok()) {
+    id.status = path.status();
+  } else {
+    id.path = path.value();
+    Result<std::string> fp = compiler_fingerprint(id.path);
+    if (!fp.is_ok()) {
+      id.status = fp.status();
+    } else {
+      id.version = cache_.compiler_version(fp.value());
+      if (id.version.empty() && may_run) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          ++stats_.compiler_runs;
+        }
+        Status dir = cache_.ensure_dir();
+        Result<std::string> v = dir.is_ok() ? query_compiler_version(id.path, cache_.dir(), &cancel_) : Result<std::string>(dir);
+        if (!v.is_ok()) {
+          id.status = v.status();
+        } else {
+          id.version = v.value();
+          (void)cache_.store_compiler_version(fp.value(), id.version);  // best effort: next process skips the query
+        }
+      }
+    }
+  }
+  // Settled answers are kept for the session (an unknown version is retried by the worker).
+  if (!id.status.is_ok() || !id.version.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    compiler_resolved_ = true;
+    compiler_ = id;
+  }
+  return id;
+}
+
+bool JitEngine::try_disk_cache(CompiledSegment& c, const CompilerId& id) {
+  const std::string key = DiskCache::key(c.source(), id.version);
+  const std::string path = cache_.library_path(key);
+  if (!DiskCache::exists(path)) return false;
+  Result<std::shared_ptr<JitLibrary>> lib = JitLibrary::open(path, c.ir().domain.numel());
+  if (!lib.is_ok()) return false;  // stale or foreign: recompiled over it
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.disk_cache_hits;
+  }
+  c.publish_ready(std::move(lib).value(), key, /*cache_hit=*/true, 0);
+  return true;
+}
+
+std::shared_ptr<CompiledSegment> JitEngine::request(const SegmentIR& ir) {
+  std::string source = emit_cpp(ir);
+  const uint64_t h = fnv1a64(source);
+  std::shared_ptr<CompiledSegment> c;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = by_source_.find(h);
+    if (it != by_source_.end() && it->second->source() == source) return it->second;
+    c = std::make_shared<CompiledSegment>(ir, std::move(source));
+    by_source_[h] = c;
+    ++stats_.requests;
+  }
+  // The synchronous part: no compiler run, only a lookup.
+  const CompilerId id = compiler_id(/*may_run=*/false);
+  if (!id.status.is_ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.failed;
+    }
+    c->publish_failed(id.status.message(), "");
+    return c;
+  }
+  if (!id.version.empty() && try_disk_cache(*c, id)) return c;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(c);
+    if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+  }
+  wake_.notify_one();
+  return c;
+}
+
+void JitEngine::resolve(CompiledSegment& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fail = [&](const std::string& why, const std::string& key) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.failed;
+    }
+    c.publish_failed(why, key);
+  };
+  const CompilerId id = compiler_id(/*may_run=*/true);
+  if (!id.status.is_ok()) return fail(id.status.message(), "");
+  if (try_disk_cache(c, id)) return;  // another process (or an earlier request) compiled it meanwhile
+  const std::string key = DiskCache::key(c.source(), id.version);
+  Status st = cache_.ensure_dir();
+  if (st.is_ok()) st = cache_.write_file(cache_.source_path(key), c.source());
+  if (!st.is_ok()) return fail(st.message(), key);
+  const std::string lib_path = cache_.library_path(key);
+  const std::string tmp = cache_.temp_path(lib_path);
+  const std::string log = tmp + ".log";
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.compiler_runs;
+  }
+  st = compile_shared_library(id.path, cache_.source_path(key), tmp, log, &cancel_);
+  std::remove(log.c_str());
+  if (!st.is_ok()) {
+    std::remove(tmp.c_str());
+    return fail(st.message(), key);
+  }
+  st = cache_.publish(tmp, lib_path);
+  if (!st.is_ok()) return fail(st.message(), key);
+  Result<std::shared_ptr<JitLibrary>> lib = JitLibrary::open(lib_path, c.ir().domain.numel());
+  if (!lib.is_ok()) return fail(lib.status().message(), key);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.compiled;
+  }
+  c.publish_ready(std::move(lib).value(), key, /*cache_hit=*/false,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void JitEngine::worker_loop() {
+  for (;;) {
+    std::shared_ptr<CompiledSegment> c;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return !queue_.empty() || cancel_.load(std::memory_order_acquire); });
+      if (cancel_.load(std::memory_order_acquire)) return;
+      c = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    resolve(*c);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
+    }
+    idle_.notify_all();
+  }
+}
+
+bool JitEngine::wait_idle(double timeout_s) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return idle_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return queue_.empty() && !busy_; });
+}
+
+JitStats JitEngine::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace sdx::jit

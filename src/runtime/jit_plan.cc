@@ -1,0 +1,60 @@
+#include "runtime/jit_plan.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "jit/jit_engine.h"
+
+namespace sdx::runtime {
+
+const char* PlannedSegment::state() const {
+  if (!compiled) return "BELOW_THRESHOLD";
+  if (fused) return "FUSED";
+  switch (compiled->state()) {
+    case jit::JitState::kPending: return "COMPILING";
+    case jit::JitState::kFailed: return "FAILED";
+    case jit::JitState::kReady: return not_fused_why.empty() ? "READY" : "REJECTED";
+  }
+  return "?";
+}
+
+std::string PlannedSegment::status() const {
+  std::string s = state();
+  if (!compiled) return s + " (" + score.explain() + ")";
+  switch (compiled->state()) {
+    case jit::JitState::kPending: return s + " (in the background; the unfused steps run meanwhile)";
+    case jit::JitState::kFailed: return s + ": " + compiled->failure() + " (the unfused steps run)";
+    case jit::JitState::kReady: break;
+  }
+  if (!not_fused_why.empty()) return s + ": " + not_fused_why + " (the unfused steps run)";
+  std::string how = compiled->cache_hit() ? "disk cache hit" : "compiled";
+  if (!compiled->cache_hit() && compiled->compile_seconds() > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " in %.2f s", compiled->compile_seconds());
+    how += buf;
+  }
+  if (!fused) how += "; swapped in at the next replay";
+  return s + " (" + how + ", key " + compiled->key() + ")";
+}
+
+int JitPlan::count(const char* state) const {
+  int n = 0;
+  for (const PlannedSegment& s : segments) n += std::strcmp(s.state(), state) == 0 ? 1 : 0;
+  return n;
+}
+
+std::unique_ptr<JitPlan> make_jit_plan(const plan::Plan& plan, const std::vector<jit::ValueType>& types,
+                                       jit::JitEngine& engine) {
+  auto jp = std::make_unique<JitPlan>();
+  jp->threshold = engine.options().fusion_score_threshold;
+  for (jit::Segment& seg : jit::find_segments(plan, types)) {
+    PlannedSegment ps;
+    ps.score = jit::score_fusion(seg.ir);
+    ps.segment = std::move(seg);
+    if (ps.score.score >= jp->threshold) ps.compiled = engine.request(ps.segment.ir);
+    jp->segments.push_back(std::move(ps));
+  }
+  return jp;
+}
+
+}  // namespace sdx::runtime

@@ -1,0 +1,139 @@
+// The JIT engine end to end on real compilers: compile, disk cache across engines (as across
+// processes: a warm cache runs no compiler at all), broken and missing compilers, cancellation.
+#include "jit/jit_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "jit/fused_kernel.h"
+#include "jit_test_util.h"
+
+namespace sdx::jit {
+namespace {
+
+// y = sigmoid(relu(x * c) + x) on [3, 5] with c: [5]
+SegmentIR sample_ir() {
+  SegmentIR ir;
+  ir.domain = Shape{3, 5};
+  ir.inputs = {SegmentInput::broadcast(ir.domain, ir.domain).value(), SegmentInput::broadcast(Shape{5}, ir.domain).value()};
+  ir.instrs = {{JitOp::kMul, {0, 1}, 0.f}, {JitOp::kRelu, {2, -1}, 0.f}, {JitOp::kAdd, {3, 0}, 0.f},
+               {JitOp::kSigmoid, {4, -1}, 0.f}};
+  ir.outputs = {5};
+  return ir;
+}
+
+float reference(float x, float c) {
+  float m = x * c;
+  float r = m > 0.0f ? m : 0.0f;
+  float a = r + x;
+  if (a >= 0.0f) return 1.0f / (1.0f + std::exp(-a));
+  const float e = std::exp(a);
+  return e / (1.0f + e);
+}
+
+JitOptions options_for(const std::string& cache, const std::string& compiler) {
+  JitOptions o;
+  o.cache_dir = cache;
+  o.compiler = compiler;
+  return o;
+}
+
+TEST(JitEngine, CompilesInTheBackgroundThenHitsTheDiskCacheWithoutACompiler) {
+  test::TempDir tmp;
+  const std::string log = tmp.path() + "/compiler.log";
+  const std::string cxx = test::recording_compiler(tmp.path(), log);
+  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on this machine";
+  std::vector<float> x(15), c(5), y(15, -1.f);
+  for (int i = 0; i < 15; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i - 7) * 0.37f;
+  for (int i = 0; i < 5; ++i) c[static_cast<size_t>(i)] = 0.5f + 0.25f * static_cast<float>(i);
+  const float* in[] = {x.data(), c.data()};
+  float* out[] = {y.data()};
+  {
+    JitEngine jit(options_for(tmp.path() + "/cache", cxx));
+    std::shared_ptr<CompiledSegment> k = jit.request(sample_ir());
+    EXPECT_EQ(jit.request(sample_ir()), k);  // one source, one kernel
+    ASSERT_TRUE(jit.wait_idle(120));
+    ASSERT_EQ(k->state(), JitState::kReady) << k->failure();
+    EXPECT_FALSE(k->cache_hit());
+    run_segment(*k, in, out);
+    for (int i = 0; i < 15; ++i) {
+      const float want = reference(x[static_cast<size_t>(i)], c[static_cast<size_t>(i % 5)]);
+      EXPECT_EQ(std::memcmp(&y[static_cast<size_t>(i)], &want, 4), 0) << i;
+    }
+    const JitStats st = jit.stats();
+    EXPECT_EQ(st.compiled, 1);
+    EXPECT_EQ(st.compiler_runs, 2);  // --version, then the compile
+    EXPECT_TRUE(DiskCache::exists(jit.cache().library_path(k->key())));
+    EXPECT_TRUE(DiskCache::exists(jit.cache().source_path(k->key())));
+  }
+  const int runs = test::count_lines(log);
+  EXPECT_EQ(runs, 2);
+  // A second engine (as a second process): READY at once from the disk cache, no compiler run.
+  JitEngine jit(options_for(tmp.path() + "/cache", cxx));
+  std::shared_ptr<CompiledSegment> k = jit.request(sample_ir());
+  ASSERT_EQ(k->state(), JitState::kReady);
+  EXPECT_TRUE(k->cache_hit());
+  EXPECT_EQ(jit.stats().compiler_runs, 0);
+  EXPECT_EQ(jit.stats().disk_cache_hits, 1);
+  EXPECT_EQ(test::count_lines(log), runs);
+  std::vector<float> y2(15, -2.f);
+  float* out2[] = {y2.data()};
+  run_segment(*k, in, out2);
+  EXPECT_EQ(std::memcmp(y.data(), y2.data(), 15 * 4), 0);
+}
+
+TEST(JitEngine, MissingOrBrokenCompilersFailWithAReason) {
+  test::TempDir tmp;
+  {
+    JitEngine jit(options_for(tmp.path(), "/nonexistent/sdx-c++"));
+    std::shared_ptr<CompiledSegment> k = jit.request(sample_ir());
+    EXPECT_EQ(k->state(), JitState::kFailed);  // known at once: nothing to run
+    EXPECT_NE(k->failure().find("/nonexistent/sdx-c++"), std::string::npos);
+  }
+  {
+    JitEngine jit(options_for(tmp.path(), "/bin/false"));
+    std::shared_ptr<CompiledSegment> k = jit.request(sample_ir());
+    ASSERT_TRUE(jit.wait_idle(60));
+    EXPECT_EQ(k->state(), JitState::kFailed);
+    EXPECT_NE(k->failure().find("/bin/false"), std::string::npos) << k->failure();
+    EXPECT_EQ(jit.stats().failed, 1);
+  }
+  {
+    // A compiler that answers --version but cannot compile.
+    const std::string fake = tmp.path() + "/fake-c++";
+    std::ofstream(fake) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fake c++ 1.0'; exit 0; fi\n"
+                           "echo 'fake: internal compiler error' >&2; exit 4\n";
+    chmod(fake.c_str(), 0755);
+    JitEngine jit(options_for(tmp.path(), fake));
+    std::shared_ptr<CompiledSegment> k = jit.request(sample_ir());
+    ASSERT_TRUE(jit.wait_idle(60));
+    ASSERT_EQ(k->state(), JitState::kFailed);
+    EXPECT_NE(k->failure().find("internal compiler error"), std::string::npos) << k->failure();
+    EXPECT_FALSE(DiskCache::exists(jit.cache().library_path(k->key())));
+  }
+}
+
+TEST(JitEngineConcurrency, DestroyWhileCompiling) {
+  test::TempDir tmp;
+  // A "compiler" that takes long: destroying the engine kills it instead of waiting.
+  const std::string slow = tmp.path() + "/slow-c++";
+  std::ofstream(slow) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'slow c++ 1.0'; exit 0; fi\nexec sleep 60\n";
+  chmod(slow.c_str(), 0755);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<CompiledSegment> k;
+  {
+    JitEngine jit(options_for(tmp.path(), slow));
+    k = jit.request(sample_ir());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  EXPECT_NE(k->state(), JitState::kReady);  // still safe to query after the engine is gone
+}
+
+}  // namespace
+}  // namespace sdx::jit
