@@ -32,14 +32,7 @@ static inline float sdx_sqrt(float x) { return sqrtf(x); }
 static inline float sdx_reciprocal(float x) { return 1.0f / x; }
 static inline float sdx_floor(float x) { return floorf(x); }
 static inline float sdx_ceil(float x) { return ceilf(x); }
-static inline float sdx_exp(float x) { return expf(x); }
 static inline float sdx_log(float x) { return logf(x); }
-static inline float sdx_tanh(float x) { return tanhf(x); }
-static inline float sdx_sigmoid(float x) {
-  if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-  const float e = expf(x);
-  return e / (1.0f + e);
-}
 )";
 
 std::string float_literal(float v) {

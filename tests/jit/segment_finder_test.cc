@@ -73,7 +73,7 @@ TEST(SegmentFinder, IntermediatesReadOutsideBecomeOutputs) {
 
 TEST(SegmentFinder, OtherCategoriesAndTypesAreBoundaries) {
   // Softmax (NORMALIZATION) splits the chain; single ops are no segment.
-  auto b = build({{"Relu", {"x"}}, {"Neg", {"t0"}}, {"Softmax", {"t1"}}, {"Abs", {"t2"}}, {"Exp", {"t3"}}});
+  auto b = build({{"Relu", {"x"}}, {"Neg", {"t0"}}, {"Softmax", {"t1"}}, {"Abs", {"t2"}}, {"Floor", {"t3"}}});
   auto segs = find_segments(b->plan, b->types);
   ASSERT_EQ(segs.size(), 2u);
   EXPECT_EQ(segs[0].last_step, 1);

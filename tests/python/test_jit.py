@@ -16,14 +16,14 @@ import sdx
 
 
 def _chain(ops=24, width=16):
-    cycle = ("Add", "Mul", "Sub", "Relu", "Neg", "Abs", "Max", "Tanh", "Sigmoid")
+    cycle = ("Add", "Mul", "Sub", "Relu", "Neg", "Abs", "Max", "Min", "Floor")
     rng = np.random.default_rng(0)
     nodes, inits, prev = [], [], "x"
     for i in range(ops):
         op = cycle[i % len(cycle)]
         out = "y" if i == ops - 1 else f"t{i}"
         ins = [prev]
-        if op in ("Add", "Mul", "Sub", "Max"):
+        if op in ("Add", "Mul", "Sub", "Max", "Min"):
             c = numpy_helper.from_array(rng.uniform(0.5, 1.0, width).astype(np.float32), f"c{i}")
             inits.append(c)
             ins.append(c.name)

@@ -5,6 +5,11 @@
 // A functor maps one value of the compute type C (float for 16-bit floats) to another:
 //   GeluOp gelu;  gelu.tanh_approx = true;  float y = gelu(x);
 //
+// Float rows: Sigmoid, Tanh, Gelu and Swish compute float on the vector kernels
+// (simd/vector_ops.h, about 1-3 ulp from the exact value) through their row() member; their
+// float operator() runs row() on one element, so a fused op's per-element epilogue and the
+// element-wise kernel's rows give the same bits. double keeps the libm formulas.
+//
 // FusedActivation is the epilogue of the "sdx" fused ops: parsed once from the node's
 // attributes `activation` (a name) and `activation_params` (floats), then visit() hands
 // the concrete functor to a loop, so the loop is compiled once per activation with no
@@ -33,6 +38,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/float_row.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "core/status.h"
 #include "ir/graph.h"
 
@@ -73,16 +80,20 @@ struct LeakyReluOp {
 };
 struct SigmoidOp {
   Status init(const ir::Node&) { return Status::ok(); }
+  void row(const float* x, float* y, int64_t n) const { simd::sigmoid(x, y, n); }
   template <typename C>
   C operator()(C x) const {
-    return sigmoid(x);
+    if constexpr (std::is_same_v<C, float>) return apply_row1(*this, x);
+    else return sigmoid(x);
   }
 };
 struct TanhOp {
   Status init(const ir::Node&) { return Status::ok(); }
+  void row(const float* x, float* y, int64_t n) const { simd::tanh(x, y, n); }
   template <typename C>
   C operator()(C x) const {
-    return std::tanh(x);
+    if constexpr (std::is_same_v<C, float>) return apply_row1(*this, x);
+    else return std::tanh(x);
   }
 };
 struct HardSigmoidOp {
@@ -113,8 +124,13 @@ struct GeluOp {
     tanh_approx = a == "tanh";
     return Status::ok();
   }
+  void row(const float* x, float* y, int64_t n) const {
+    if (tanh_approx) simd::gelu_tanh(x, y, n);
+    else simd::gelu(x, y, n);
+  }
   template <typename C>
   C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return apply_row1(*this, x);
     if (tanh_approx) {
       const C k = C(0.7978845608028654);  // sqrt(2 / pi)
       return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
@@ -128,9 +144,11 @@ struct SwishOp {
     alpha = node.attr_float("alpha", 1.f);
     return Status::ok();
   }
+  void row(const float* x, float* y, int64_t n) const { simd::swish(x, y, n, alpha); }
   template <typename C>
   C operator()(C x) const {
-    return x * sigmoid(C(alpha) * x);
+    if constexpr (std::is_same_v<C, float>) return apply_row1(*this, x);
+    else return x * sigmoid(C(alpha) * x);
   }
 };
 // Clip with float bounds: the same comparisons as the Clip kernel (NaN passes through).
@@ -147,9 +165,21 @@ struct ClipOp {
 // float or double. Relu, LeakyRelu, Clip and no activation run on 16-byte vectors (GCC/Clang
 // vector extensions, plain SSE2) with the same comparisons and arithmetic per lane as the scalar
 // functors, so the bits are the same; the scalar functors compile to a branch per element, which
-// mispredicts on signed data.
+// mispredicts on signed data. Float activations with a row form (Sigmoid, Tanh, Gelu, Swish) add
+// the bias, then run the row on the vector kernels: the bits of Add followed by the activation.
 template <typename T, typename F>
 void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
+  if constexpr (std::is_same_v<T, float> && HasFloatRow<F>) {
+    if (b && b_step == 0) {
+      simd::binary_vs(simd::BinaryOp::kAdd, y, b[0], y, n);
+    } else if (b && b_step == 1) {
+      simd::binary_vv(simd::BinaryOp::kAdd, y, b, y, n);
+    } else if (b) {
+      for (int64_t j = 0; j < n; ++j) y[j] += b[j * b_step];
+    }
+    f.row(y, y, n);
+    return;
+  }
   constexpr bool kVector = std::is_same_v<F, IdentityActivation> || std::is_same_v<F, ReluOp> ||
                            std::is_same_v<F, LeakyReluOp> || std::is_same_v<F, ClipOp>;
   int64_t j = 0;

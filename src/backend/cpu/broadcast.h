@@ -61,7 +61,17 @@ class BroadcastPlan {
   // Output element out_offset + k (k < count) reads element in_offsets[i] + k * in_steps[i]
   // of input i; in_steps[i] is 0 (broadcast) or 1. No calls when the output is empty.
   template <typename F>
-  void for_each_run(F&& fn) const;
+  void for_each_run(F&& fn) const {
+    for_each_run(0, num_runs(), fn);
+  }
+
+  // Number of for_each_run calls: numel() / run_length() (0 for an empty output).
+  int64_t num_runs() const { return out_shape_.numel() == 0 ? 0 : out_shape_.numel() / run_length(); }
+
+  // Only runs [first, last) of for_each_run, with the same arguments: lets parallel chunks
+  // each walk their own runs (cpu::parallel_for(plan.num_runs(), ...)).
+  template <typename F>
+  void for_each_run(int64_t first, int64_t last, F&& fn) const;
 
   // Per element: fn(int64_t out_offset, const int64_t* in_offsets).
   template <typename F>
@@ -111,8 +121,8 @@ void broadcast_map(const BroadcastPlan& plan, Out* out, Op&& op, const In*... in
 }
 
 template <typename F>
-void BroadcastPlan::for_each_run(F&& fn) const {
-  if (out_shape_.numel() == 0) return;
+void BroadcastPlan::for_each_run(int64_t first, int64_t last, F&& fn) const {
+  if (out_shape_.numel() == 0 || first >= last) return;
   const int rank = static_cast<int>(dims_.size());
   const size_t n = static_cast<size_t>(num_inputs_);
   SmallBuffer<int64_t, kInlineDims> offs(n, 0), steps(n, 0);
@@ -124,9 +134,15 @@ void BroadcastPlan::for_each_run(F&& fn) const {
   const int64_t count = dims_[static_cast<size_t>(inner)];
   for (size_t i = 0; i < n; ++i) steps[i] = strides_[i * static_cast<size_t>(rank) + static_cast<size_t>(inner)];
   SmallBuffer<int64_t, kInlineDims> counter(static_cast<size_t>(rank), 0);
-  const int64_t outer = out_shape_.numel() / count;
-  int64_t out = 0;
-  for (int64_t r = 0; r < outer; ++r, out += count) {
+  // Start the odometer at run `first`.
+  for (int64_t rest = first, d = inner - 1; d >= 0 && rest > 0; --d) {
+    const size_t du = static_cast<size_t>(d);
+    counter[du] = rest % dims_[du];
+    rest /= dims_[du];
+    for (size_t i = 0; i < n; ++i) offs[i] += counter[du] * strides_[i * static_cast<size_t>(rank) + du];
+  }
+  int64_t out = first * count;
+  for (int64_t r = first; r < last; ++r, out += count) {
     fn(out, offs.data(), steps.data(), count);
     // Advance the odometer over dims [0, inner), updating input offsets incrementally.
     for (int d = inner - 1; d >= 0; --d) {

@@ -17,8 +17,14 @@
 // the element type are settled once, and replay runs the same functor over the frozen
 // buffers, with flat loops when no input needs broadcasting (or one is a single element).
 // Functors must be copyable and pure per element, so every loop gives the same bits.
+//
+// Large tensors are split over the session's pool (cpu::parallel_for); each element is still
+// computed by the same code, so the bits do not depend on the thread count. Float functors
+// with a row form (float_row.h: Gelu, Tanh, Exp, ...) run on the vector kernels, and float
+// Add/Sub/Mul/Div (a functor with `static constexpr simd::BinaryOp kSimd`) on vector loops.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -30,7 +36,10 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/broadcast.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/float_row.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel.h"
 
 namespace sdx::cpu {
@@ -234,6 +243,85 @@ std::unique_ptr<backend::BoundKernel> prepare_binary_broadcast(const backend::Pr
   return bind_broadcast_map(plan.value(), ctx.output(0).data<Out>(), std::move(f), a.data<A>(), b.data<B>());
 }
 
+// Elements per parallel chunk: about 10-20 us of work, so the pool's hand-off (a few us) pays.
+// Cheap maps (Relu, Add, a cast) run near memory speed; transcendental rows cost ~1 ns/element.
+inline constexpr int64_t kCheapMapGrain = int64_t{1} << 15;
+inline constexpr int64_t kRowMapGrain = int64_t{1} << 13;
+
+// out[i] = op(in[i]) for i < n, split over the pool. Float rows (and 16-bit floats, widened in
+// blocks) go through op.row when the functor has one.
+template <typename T, typename Op>
+void unary_map(const Op& op, const T* in, T* out, int64_t n) {
+  if constexpr (HasFloatRow<Op> && std::is_same_v<T, float>) {
+    parallel_for(n, kRowMapGrain, [&](int64_t b, int64_t e) { op.row(in + b, out + b, e - b); });
+  } else if constexpr (HasFloatRow<Op> && is_half_v<T>) {
+    parallel_for(n, kRowMapGrain, [&](int64_t b, int64_t e) {
+      constexpr int64_t kBlock = 256;
+      float buf[kBlock];
+      for (int64_t i = b; i < e; i += kBlock) {
+        const int64_t m = std::min(kBlock, e - i);
+        for (int64_t k = 0; k < m; ++k) buf[k] = widen(in[i + k]);
+        op.row(buf, buf, m);
+        for (int64_t k = 0; k < m; ++k) out[i + k] = narrow<T>(buf[k]);
+      }
+    });
+  } else {
+    parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = narrow<T>(op(widen(in[i])));
+    });
+  }
+}
+
+// Binary functors whose float form is one exact IEEE operation declare it as
+// `static constexpr simd::BinaryOp kSimd`.
+template <typename Op>
+concept HasSimdBinary = requires { Op::kSimd; };
+
+// out = a op b over float buffers broadcast by plan, on the vector loops and split over the
+// pool: flat when both inputs read linearly or one is a single element, else run by run of
+// the plan (row broadcast: [M, N] op [N] is M runs of N).
+inline void simd_broadcast_binary(simd::BinaryOp op, const BroadcastPlan& plan, const float* a, const float* b,
+                                  float* out) {
+  const int64_t n = plan.numel();
+  if (n == 0) return;
+  const int64_t na = plan.input_numel(0), nb = plan.input_numel(1);
+  if (na == n && nb == n) {
+    parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) { simd::binary_vv(op, a + s, b + s, out + s, e - s); });
+    return;
+  }
+  if (na == n && nb == 1) {
+    const float bv = b[0];
+    parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) { simd::binary_vs(op, a + s, bv, out + s, e - s); });
+    return;
+  }
+  if (na == 1 && nb == n) {
+    const float av = a[0];
+    parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) { simd::binary_sv(op, av, b + s, out + s, e - s); });
+    return;
+  }
+  const int64_t len = plan.run_length();
+  const int64_t grain = std::max<int64_t>(1, kCheapMapGrain / len);
+  parallel_for(plan.num_runs(), grain, [&](int64_t first, int64_t last) {
+    plan.for_each_run(first, last, [&](int64_t o, const int64_t* off, const int64_t* step, int64_t count) {
+      const float* pa = a + off[0];
+      const float* pb = b + off[1];
+      float* y = out + o;
+      if (count < 8 || (step[0] == 0 && step[1] == 0)) {  // short runs: a call would cost more than the work
+        for (int64_t k = 0; k < count; ++k) {
+          const float u = pa[k * step[0]], v = pb[k * step[1]];
+          y[k] = op == simd::BinaryOp::kAdd ? u + v : op == simd::BinaryOp::kSub ? u - v : op == simd::BinaryOp::kMul ? u * v : u / v;
+        }
+      } else if (step[0] == 1 && step[1] == 1) {
+        simd::binary_vv(op, pa, pb, y, count);
+      } else if (step[0] == 1) {
+        simd::binary_vs(op, pa, pb[0], y, count);
+      } else {
+        simd::binary_sv(op, pa[0], pb, y, count);
+      }
+    });
+  });
+}
+
 // Element types a bound call can store with plain assignments (strings allocate).
 template <typename T>
 inline constexpr bool bindable_v = std::is_trivially_copyable_v<T>;
@@ -252,6 +340,15 @@ class BinaryKernel final : public backend::Kernel {
     const DType dt = ctx.input(0).dtype();
     return dispatch_types(TypeList{}, dt, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
+      if constexpr (HasSimdBinary<Op> && std::is_same_v<T, float>) {
+        const Tensor& a = ctx.input(0);
+        const Tensor& b = ctx.input(1);
+        SDX_ASSIGN_OR_RETURN(Shape b_shape, legacy_.shape_of_b(a.shape(), b.shape()), "inputs");
+        SDX_ASSIGN_OR_RETURN(BroadcastPlan plan, BroadcastPlan::make({a.shape(), b_shape}), "inputs");
+        SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, plan.output_shape()), "");
+        simd_broadcast_binary(Op::kSimd, plan, a.data<float>(), b.data<float>(), y.data<float>());
+        return Status::ok();
+      }
       const Op& op = op_;
       return run_binary_broadcast<T, T, T>(ctx, dt, [&op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
     }, name_);
@@ -264,7 +361,19 @@ class BinaryKernel final : public backend::Kernel {
         TypeList{}, dt,
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
-          if constexpr (bindable_v<T>) {
+          if constexpr (HasSimdBinary<Op> && std::is_same_v<T, float>) {
+            const Tensor& a = ctx.input(0);
+            const Tensor& b = ctx.input(1);
+            Result<Shape> b_shape = legacy_.shape_of_b(a.shape(), b.shape());
+            if (!b_shape.is_ok()) return Status::ok();
+            Result<BroadcastPlan> plan = BroadcastPlan::make({a.shape(), b_shape.value()});
+            if (!plan.is_ok() || !output_matches(ctx, 0, dt, plan.value().output_shape())) return Status::ok();
+            bound = backend::bind_call([plan = plan.value(), pa = a.data<float>(), pb = b.data<float>(),
+                                        py = ctx.output(0).template data<float>()] {
+              simd_broadcast_binary(Op::kSimd, plan, pa, pb, py);
+              return Status::ok();
+            });
+          } else if constexpr (bindable_v<T>) {
             const Op op = op_;
             bound = prepare_binary_broadcast<T, T, T>(
                 ctx, dt, [op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
@@ -342,11 +451,7 @@ class UnaryKernel final : public backend::Kernel {
     return dispatch_types(TypeList{}, x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), x.shape()), "");
-      const T* in = x.data<T>();
-      T* out = y.data<T>();
-      const int64_t n = x.numel();
-      const Op& op = op_;
-      for (int64_t i = 0; i < n; ++i) out[i] = narrow<T>(op(widen(in[i])));
+      unary_map(op_, x.data<T>(), y.data<T>(), x.numel());
       return Status::ok();
     }, name_);
   }
@@ -364,7 +469,7 @@ class UnaryKernel final : public backend::Kernel {
           const int64_t n = x.numel();
           const Op op = op_;
           bound = backend::bind_call([=] {
-            for (int64_t i = 0; i < n; ++i) out[i] = narrow<T>(op(widen(in[i])));
+            unary_map(op, in, out, n);
             return Status::ok();
           });
           return Status::ok();

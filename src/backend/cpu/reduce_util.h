@@ -86,6 +86,23 @@ class ReducePlan {
     }
   }
 
+  // True when the input is [rows, n] with every output element reducing one contiguous row of
+  // n elements (the reduced dims are the innermost ones, or everything): rows, n receive the sizes.
+  bool contiguous_rows(int64_t& rows, int64_t& n) const {
+    if (in_.numel() == 0) return false;
+    if (dims_.size() == 1 && kinds_[0]) {
+      rows = 1;
+      n = dims_[0];
+      return true;
+    }
+    if (dims_.size() == 2 && !kinds_[0] && kinds_[1]) {
+      rows = dims_[0];
+      n = dims_[1];
+      return true;
+    }
+    return false;
+  }
+
   // Elements reduced into each output element (product of the reduced dims).
   int64_t reduce_count() const { return reduce_count_; }
   int64_t output_numel() const { return output_shape(false).numel(); }

@@ -1,7 +1,8 @@
 // Binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, PRelu.
 //
 // Integer arithmetic wraps (no UB); integer division and modulo by zero give 0
-// instead of trapping. 16-bit floats compute in float.
+// instead of trapping. 16-bit floats compute in float; float Add/Sub/Mul/Div run on the
+// vector loops (kSimd, see elementwise.h).
 #include <cmath>
 #include <type_traits>
 
@@ -14,20 +15,24 @@ namespace {
 using NumericTypes = Types<SDX_NUMERIC_TYPES>;
 
 struct AddOp : NoAttrs {
+  static constexpr simd::BinaryOp kSimd = simd::BinaryOp::kAdd;
   template <typename C>
   C operator()(C a, C b) const { return wrapping_add(a, b); }
 };
 struct SubOp : NoAttrs {
+  static constexpr simd::BinaryOp kSimd = simd::BinaryOp::kSub;
   template <typename C>
   C operator()(C a, C b) const { return wrapping_sub(a, b); }
 };
 struct MulOp : NoAttrs {
+  static constexpr simd::BinaryOp kSimd = simd::BinaryOp::kMul;
   template <typename C>
   C operator()(C a, C b) const { return wrapping_mul(a, b); }
 };
 
 // Integer division truncates toward zero like C; x / 0 gives 0 and MIN / -1 wraps.
 struct DivOp : NoAttrs {
+  static constexpr simd::BinaryOp kSimd = simd::BinaryOp::kDiv;
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {

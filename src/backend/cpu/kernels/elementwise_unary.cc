@@ -45,14 +45,25 @@ struct SignOp : NoAttrs {
     template <typename C>                    \
     C operator()(C x) const { return expr; } \
   };
-SDX_FLOAT_UNARY_OP(ExpOp, std::exp(x))
+// Exp and Erf compute float on the vector kernels (about 1 ulp; float_row.h).
+#define SDX_FLOAT_ROW_OP(Name, expr, simd_fn)                                      \
+  struct Name : NoAttrs {                                                         \
+    void row(const float* x, float* y, int64_t n) const { simd_fn(x, y, n); }     \
+    template <typename C>                                                         \
+    C operator()(C x) const {                                                     \
+      if constexpr (std::is_same_v<C, float>) return apply_row1(*this, x);        \
+      else return expr;                                                           \
+    }                                                                             \
+  };
+SDX_FLOAT_ROW_OP(ExpOp, std::exp(x), simd::exp)
+SDX_FLOAT_ROW_OP(ErfOp, std::erf(x), simd::erf)
+#undef SDX_FLOAT_ROW_OP
 SDX_FLOAT_UNARY_OP(LogOp, std::log(x))
 SDX_FLOAT_UNARY_OP(SqrtOp, std::sqrt(x))
 SDX_FLOAT_UNARY_OP(ReciprocalOp, C(1) / x)
 SDX_FLOAT_UNARY_OP(FloorOp, std::floor(x))
 SDX_FLOAT_UNARY_OP(CeilOp, std::ceil(x))
 SDX_FLOAT_UNARY_OP(RoundOp, std::nearbyint(x))  // default rounding mode: half to even
-SDX_FLOAT_UNARY_OP(ErfOp, std::erf(x))
 SDX_FLOAT_UNARY_OP(SinOp, std::sin(x))
 SDX_FLOAT_UNARY_OP(CosOp, std::cos(x))
 SDX_FLOAT_UNARY_OP(TanOp, std::tan(x))

@@ -3,7 +3,9 @@
 //
 // Statistics are computed in double (the stash type only decides the element
 // type of LayerNormalization's Mean / InvStdDev outputs); results are rounded to
-// the input type once at the end.
+// the input type once at the end. Float LayerNormalization / RMSNormalization rows run on
+// the vector kernels (simd/vector_ops.h), split over the session's pool by rows.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -11,11 +13,16 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
+
+// Elements of rows per parallel chunk (about 10 us of statistics and scaling).
+constexpr int64_t kRowsGrainElements = int64_t{1} << 13;
 
 // Reads a float-typed tensor element as double, whatever its float type.
 template <typename T>
@@ -208,6 +215,14 @@ class LayerNormKernel final : public backend::Kernel {
     const int64_t n = g.n;
     const std::vector<C>& sv = affine.sv;
     const std::vector<C>& bv = affine.bv;
+    if constexpr (std::is_same_v<T, float>) {
+      // The vector kernels, rows split over the pool (each row's statistics on one thread).
+      parallel_for(g.outer, std::max<int64_t>(1, kRowsGrainElements / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o)
+          simd::norm_row(px + o * n, py + o * n, sv.data(), bv.data(), n, epsilon, kRms, means + o, invs + o);
+      });
+      return;
+    }
     for (int64_t o = 0; o < g.outer; ++o) {
       const T* xs = px + o * n;
       double mean = 0;

@@ -6,6 +6,8 @@
 // unless noop_with_empty_axes is set, in which case nothing is reduced (the
 // element-wise part of the op, e.g. the square of ReduceSumSquare, still applies).
 // Reducing an empty set gives the op's identity (0, 1, -inf, +inf, ...).
+// Float reductions over the innermost dims (contiguous rows) run on the vector kernels
+// (simd/vector_ops.h, double sums), split over the session's pool by rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,13 +18,18 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+// Elements of rows per parallel chunk (about 10 us of reduction).
+constexpr int64_t kRowsGrainElements = int64_t{1} << 14;
 
 constexpr const char* reduce_name(ReduceKind k) {
   switch (k) {
@@ -182,8 +189,32 @@ class ReduceKernel final : public backend::Kernel {
     std::vector<D> mx, sum;
   };
 
+  // Float reductions of contiguous rows on the vector kernels, rows split over the pool (each
+  // row reduced whole by one thread, in a fixed order, whatever the thread count).
+  static constexpr bool kVectorRows = K != ReduceKind::kProd && K != ReduceKind::kLogSumExp;
+
+  static float reduce_row(const float* x, int64_t n) {
+    if constexpr (K == ReduceKind::kMax) return simd::row_max(x, n);
+    else if constexpr (K == ReduceKind::kMin) return simd::row_min(x, n);
+    else if constexpr (K == ReduceKind::kSum) return static_cast<float>(simd::row_sum(x, n));
+    else if constexpr (K == ReduceKind::kMean) return static_cast<float>(simd::row_sum(x, n) / static_cast<double>(n));
+    else if constexpr (K == ReduceKind::kLogSum) return static_cast<float>(std::log(simd::row_sum(x, n)));
+    else if constexpr (K == ReduceKind::kL1) return static_cast<float>(simd::row_sum_abs(x, n));
+    else if constexpr (K == ReduceKind::kL2) return static_cast<float>(std::sqrt(simd::row_sum_squares(x, n)));
+    else return static_cast<float>(simd::row_sum_squares(x, n));  // kSumSquare
+  }
+
   template <typename T>
   static void compute(const ReducePlan& plan, const T* px, T* py, int64_t n_out, Scratch<T>& scratch) {
+    if constexpr (std::is_same_v<T, float> && kVectorRows) {
+      int64_t rows = 0, n = 0;
+      if (plan.contiguous_rows(rows, n) && rows == n_out) {
+        parallel_for(rows, std::max<int64_t>(1, kRowsGrainElements / n), [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) py[r] = reduce_row(px + r * n, n);
+        });
+        return;
+      }
+    }
     if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
       using C = typename Scratch<T>::MinMaxC;
       constexpr bool kMax = K == ReduceKind::kMax;

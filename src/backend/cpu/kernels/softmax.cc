@@ -3,6 +3,8 @@
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1): the op runs
 // over all of dims[axis:] flattened. From opset 13 it runs along the single dim
 // `axis` (default -1). Both views are [outer, n, inner] with stride `inner`.
+// Float rows along the last axis (inner == 1) run on the vector kernels (simd/vector_ops.h),
+// split over the session's pool by rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,13 +14,18 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
 namespace {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
+// Elements of rows per parallel chunk (about 10 us of exp, sum and scale).
+constexpr int64_t kRowsGrainElements = int64_t{1} << 13;
 
 template <SoftmaxKind K>
 class SoftmaxKernel final : public backend::Kernel {
@@ -121,6 +128,19 @@ class SoftmaxKernel final : public backend::Kernel {
   static void compute(const T* px, T* py, const Extent& e, Scratch<T>& buffers) {
     using C = compute_t<T>;
     const int64_t outer = e.outer, n = e.n, inner = e.inner;
+    if constexpr (std::is_same_v<T, float> && K != SoftmaxKind::kHardmax) {
+      // Contiguous float rows: the vector kernels, rows split over the pool (each row whole
+      // on one thread, so the sums never depend on the thread count).
+      if (inner == 1) {
+        parallel_for(outer, std::max<int64_t>(1, kRowsGrainElements / n), [&](int64_t b, int64_t end) {
+          for (int64_t o = b; o < end; ++o) {
+            if constexpr (K == SoftmaxKind::kSoftmax) simd::softmax_row(px + o * n, py + o * n, n);
+            else simd::log_softmax_row(px + o * n, py + o * n, n);
+          }
+        });
+        return;
+      }
+    }
     const size_t ni = static_cast<size_t>(inner);
     std::vector<C>& mx = buffers.mx;
     std::vector<int64_t>& arg = buffers.arg;

@@ -1,11 +1,15 @@
 // Tensor-manipulation kernels that read elements at given indices:
 // Gather, GatherElements, GatherND, OneHot. Negative indices count from the end;
 // out-of-range indices are errors (OneHot: out-of-range rows stay "off", per the spec).
+// Gather splits its slice copies over the session's pool.
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/tensor_util.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -13,6 +17,9 @@ namespace sdx::cpu {
 namespace {
 
 using backend::KernelContext;
+
+// Bytes copied per parallel chunk of Gather (about 10 us of copying).
+constexpr int64_t kGatherGrainBytes = int64_t{1} << 17;
 
 // Indices as int64, normalized into [0, dim).
 Result<std::vector<int64_t>> read_indices(const Tensor& t, int64_t dim, const std::string& op) {
@@ -47,9 +54,22 @@ class GatherKernel final : public backend::Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < n; ++j)
-          copy_n(px + (o * dim + idx[static_cast<size_t>(j)]) * inner, inner, py + (o * n + j) * inner);
+      const int64_t* pi = idx.data();
+      // Slices (o, j) split over the pool in chunks of about kGatherGrainBytes.
+      auto copy_slices = [&](int64_t first, int64_t last) {
+        for (int64_t s = first; s < last; ++s) {
+          const int64_t o = s / n, j = s % n;
+          const T* from = px + (o * dim + pi[j]) * inner;
+          if (inner == 1) py[s] = *from;
+          else copy_n(from, inner, py + s * inner);
+        }
+      };
+      if constexpr (std::is_trivially_copyable_v<T>) {
+        const int64_t grain = std::max<int64_t>(1, kGatherGrainBytes / (inner * static_cast<int64_t>(sizeof(T))));
+        parallel_for(outer * n, grain, copy_slices);
+      } else {
+        copy_slices(0, outer * n);  // strings allocate: one thread
+      }
       return Status::ok();
     }, "Gather");
   }

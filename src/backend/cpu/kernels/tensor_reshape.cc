@@ -5,6 +5,7 @@
 
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/permute.h"
 #include "backend/cpu/tensor_util.h"
 #include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
@@ -210,9 +211,11 @@ Status permute_copy(KernelContext& ctx, const Tensor& x, const Permutation& p) {
   std::vector<int64_t> dims, strides;
   permuted_strides(p, dims, strides);
   SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
+  const PermutePlan plan = PermutePlan::make(dims, strides);
   return dispatch_storage(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    strided_copy(x.data<T>(), 0, strides, dims, y.data<T>());
+    if constexpr (std::is_trivially_copyable_v<T>) permute(plan, x.data<T>(), y.data<T>());
+    else strided_copy(x.data<T>(), 0, strides, dims, y.data<T>());  // strings: one thread
     return Status::ok();
   }, ctx.node().op_type());
 }
@@ -229,8 +232,8 @@ std::unique_ptr<backend::BoundKernel> prepare_permute_copy(const backend::Prepar
       [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_trivially_copyable_v<T>) {
-          bound = backend::bind_call([src = x.data<T>(), dst = ctx.output(0).data<T>(), dims, strides] {
-            strided_copy(src, 0, strides, dims, dst);
+          bound = backend::bind_call([src = x.data<T>(), dst = ctx.output(0).data<T>(), plan = PermutePlan::make(dims, strides)] {
+            permute(plan, src, dst);
             return Status::ok();
           });
         }

@@ -1,6 +1,10 @@
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "bound_test_util.h"
 #include "kernel_test_util.h"
+#include "vectorized_test_util.h"
 
 namespace sdx {
 namespace {
@@ -59,6 +63,53 @@ TEST(NormLayer, BadInputsAreErrors) {
   EXPECT_FALSE(run_node("GroupNormalization", {f32({1, 2, 3}, {1, 3, 1}), f32({1, 1, 1}, {3}), f32({0, 0, 0}, {3})},
                         {attr_i("num_groups", 2)}, 21).is_ok());
   EXPECT_FALSE(run_node("LpNormalization", {f32({1, 2}, {2})}, {attr_i("p", 3)}, 1).is_ok());
+}
+
+// Float LayerNormalization / RMSNormalization rows on the vector kernels: every level against a
+// double reference at odd row lengths, statistics outputs, 1 vs 2 threads, bound form.
+TEST(NormLayer, VectorizedRowsMatchReferenceAndThreads) {
+  for (cpu::simd::Isa isa : isa_levels()) {
+    cpu::simd::ScopedIsa scope(isa);
+    for (int64_t n : odd_sizes()) {
+      const int64_t rows = 6;
+      SCOPED_TRACE(std::string(cpu::simd::isa_name(isa)) + " n=" + std::to_string(n));
+      std::vector<float> x = random_floats(rows * n, static_cast<uint32_t>(n));
+      for (float& v : x) v += 5.f;  // a mean far from 0
+      const std::vector<float> s = random_floats(n, 2, 1.f), b = random_floats(n, 3, 1.f);
+      for (bool rms : {false, true}) {
+        const std::string op = rms ? "RMSNormalization" : "LayerNormalization";
+        std::vector<Tensor> inputs = {f32(x, {rows, n}), f32(s, {n})};
+        if (!rms) inputs.push_back(f32(b, {n}));
+        auto y = run_node(op, inputs, {attr_f("epsilon", 1e-5f)}, rms ? 23 : 17, rms ? 1 : 3);
+        ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+        std::vector<double> want, means, invs;
+        for (int64_t r = 0; r < rows; ++r) {
+          double mean = 0, var = 0;
+          if (!rms) {
+            for (int64_t k = 0; k < n; ++k) mean += x[r * n + k];
+            mean /= static_cast<double>(n);
+          }
+          for (int64_t k = 0; k < n; ++k) var += (x[r * n + k] - mean) * (x[r * n + k] - mean);
+          const double inv = 1 / std::sqrt(var / static_cast<double>(n) + 1e-5);
+          means.push_back(mean);
+          invs.push_back(inv);
+          for (int64_t k = 0; k < n; ++k) want.push_back((x[r * n + k] - mean) * inv * s[k] + (rms ? 0.0 : b[k]));
+        }
+        // The float affine step rounds (x - mean) * inv once more than the reference.
+        expect_close_ulps(values<float>((*y)[0]), want, 8, 4e-6);
+        if (!rms) {
+          expect_close_ulps(values<float>((*y)[1]), means, 1);
+          expect_close_ulps(values<float>((*y)[2]), invs, 1);
+        }
+        expect_bound_matches({.op = op, .opset = rms ? 23 : 17, .inputs = inputs, .attrs = {attr_f("epsilon", 1e-5f)},
+                              .num_outputs = rms ? 1 : 3},
+                             rms ? std::vector<int>{1} : std::vector<int>{1, 2});
+      }
+    }
+    const Tensor big = f32(random_floats(512 * 257, 1), {512, 257});
+    expect_same_bits_at_1_and_2_threads(
+        {.op = "LayerNormalization", .opset = 17, .inputs = {big, f32(random_floats(257, 2), {257}), f32(random_floats(257, 3), {257})}});
+  }
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "bound_test_util.h"
 #include "kernel_test_util.h"
+#include "vectorized_test_util.h"
 
 namespace sdx {
 namespace {
@@ -34,6 +38,39 @@ TEST(Softmax, LogSoftmaxAndHardmax) {
 TEST(Softmax, BadAxisAndTypeAreErrors) {
   EXPECT_FALSE(run_node("Softmax", {f32({1, 2}, {2})}, {attr_i("axis", 1)}, 13).is_ok());
   EXPECT_FALSE(run_node("Softmax", {i64({1, 2}, {2})}, {}, 13).is_ok());
+}
+
+// Float rows on the vector kernels: every level against a double reference at odd row lengths
+// (vector tails), the same bits at 1 and 2 threads, bound form equal to run().
+TEST(Softmax, VectorizedRowsMatchReferenceAndThreads) {
+  for (cpu::simd::Isa isa : isa_levels()) {
+    cpu::simd::ScopedIsa scope(isa);
+    for (int64_t n : odd_sizes()) {
+      const int64_t rows = 5;
+      SCOPED_TRACE(std::string(cpu::simd::isa_name(isa)) + " n=" + std::to_string(n));
+      const std::vector<float> x = random_floats(rows * n, static_cast<uint32_t>(n));
+      for (const char* op : {"Softmax", "LogSoftmax"}) {
+        auto y = run_single(op, {f32(x, {rows, n})}, {}, 13);
+        ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+        std::vector<double> want;
+        for (int64_t r = 0; r < rows; ++r) {
+          double m = -INFINITY, s = 0;
+          for (int64_t k = 0; k < n; ++k) m = std::max(m, static_cast<double>(x[r * n + k]));
+          // x - max rounds to float first, as in the kernel (and in every float softmax).
+          auto shifted = [&](int64_t k) { return static_cast<double>(x[r * n + k] - static_cast<float>(m)); };
+          for (int64_t k = 0; k < n; ++k) s += std::exp(shifted(k));
+          for (int64_t k = 0; k < n; ++k)
+            want.push_back(std::string(op) == "Softmax" ? std::exp(shifted(k)) / s : x[r * n + k] - m - std::log(s));
+        }
+        // Softmax: a few ulp; LogSoftmax: x - float(max + log(sum)), a few ulp of that shift (< 64).
+        expect_close_ulps(values<float>(*y), want, 4, std::string(op) == "Softmax" ? 0 : 2e-5);
+        expect_bound_matches({.op = op, .opset = 13, .inputs = {f32(x, {rows, n})}});
+      }
+    }
+    const Tensor big = f32(random_floats(256 * 129, 1), {2, 128, 129});
+    expect_same_bits_at_1_and_2_threads({.op = "Softmax", .opset = 13, .inputs = {big}});
+    expect_same_bits_at_1_and_2_threads({.op = "LogSoftmax", .opset = 13, .inputs = {big}});
+  }
 }
 
 }  // namespace
