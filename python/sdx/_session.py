@@ -91,7 +91,8 @@ class SessionOptions:
         self.optimizer_skip: list[str] = []  # pass names, e.g. ["AttentionFusionOptimizations"]
         self.optimizer_log_applied = False  # print every rewrite "pass: before -> after" to stderr
         self.optimizer_max_iterations = 3
-        self.optimizer_fp16 = False  # pre-cast float weights of MatMul/Gemm/Conv to float16
+        self.optimizer_fp16 = False  # float16 weights for MatMul/Gemm (read directly by sdx.Linear) and Conv
+        self.optimizer_int8 = False  # int8 weight-only quantization (per-column scales) of MatMul/Gemm weights
         # Kernel JIT (SDX_JIT_* environment variables override these): fuse elementwise segments
         # into kernels built by the system C++ compiler in the background, cached on disk.
         self.jit_enabled = True
@@ -113,6 +114,7 @@ class SessionOptions:
             "optimizer_log_applied": bool(self.optimizer_log_applied),
             "optimizer_max_iterations": int(self.optimizer_max_iterations),
             "optimizer_fp16": bool(self.optimizer_fp16),
+            "optimizer_int8": bool(self.optimizer_int8),
             "jit_enabled": bool(self.jit_enabled),
             "jit_fusion_score_threshold": float(self.jit_fusion_score_threshold),
             "jit_compiler": str(self.jit_compiler),

@@ -236,6 +236,7 @@ class PySession {
     if (options.contains("optimizer_max_iterations"))
       opts.optimizer.max_iterations = std::max(1, nb::cast<int>(options["optimizer_max_iterations"]));
     if (options.contains("optimizer_fp16")) opts.optimizer.fp16 = nb::cast<bool>(options["optimizer_fp16"]);
+    if (options.contains("optimizer_int8")) opts.optimizer.int8 = nb::cast<bool>(options["optimizer_int8"]);
     if (options.contains("jit_enabled")) opts.jit.enabled = nb::cast<bool>(options["jit_enabled"]);
     if (options.contains("jit_fusion_score_threshold"))
       opts.jit.fusion_score_threshold = nb::cast<double>(options["jit_fusion_score_threshold"]);

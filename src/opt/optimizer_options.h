@@ -5,7 +5,8 @@
 //   SDX_OPTIMIZER_SKIP=A,B             skip the passes named A and B
 //   SDX_OPTIMIZER_LOG_APPLIED=1        log every rewrite as "pass: before -> after" (stderr)
 //   SDX_OPTIMIZER_MAX_ITERATIONS=N     rounds of the pipeline (default 3; stops early at a fixpoint)
-//   SDX_OPTIMIZER_FP16=1               pre-cast float weights of MatMul/Gemm/Conv to float16
+//   SDX_OPTIMIZER_FP16=1               float16 weights for MatMul/Gemm/sdx.Linear (read directly) and Conv (Cast)
+//   SDX_OPTIMIZER_INT8=1               int8 weight-only quantization (per-column scales) of MatMul/Gemm/sdx.Linear
 //   SDX_VERIFY_EACH_PASS=1             type inference + the IR verifier after every pass (on in tests)
 #pragma once
 
@@ -20,6 +21,9 @@ struct OptimizerOptions {
   bool log_applied = false;
   int max_iterations = 3;
   bool fp16 = false;
+  // Weight-only int8 with per-output-channel scales for MatMul/Gemm/sdx.Linear weights (wins over fp16
+  // for those; QuantizationOptimizations).
+  bool int8 = false;
   // Tests (and SDX_VERIFY_EACH_PASS=1): run the IR verifier after every pass (a failure names the pass).
   bool verify_each_pass = false;
 

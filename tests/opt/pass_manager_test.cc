@@ -80,17 +80,20 @@ TEST(PassManager, EnvironmentOverlaysTheOptions) {
   setenv("SDX_OPTIMIZER_LOG_APPLIED", "1", 1);
   setenv("SDX_OPTIMIZER_MAX_ITERATIONS", "5", 1);
   setenv("SDX_OPTIMIZER_FP16", "true", 1);
+  setenv("SDX_OPTIMIZER_INT8", "1", 1);
   opt::OptimizerOptions o = opt::OptimizerOptions::from_env({});
   unsetenv("SDX_OPTIMIZER_ENABLED");
   unsetenv("SDX_OPTIMIZER_SKIP");
   unsetenv("SDX_OPTIMIZER_LOG_APPLIED");
   unsetenv("SDX_OPTIMIZER_MAX_ITERATIONS");
   unsetenv("SDX_OPTIMIZER_FP16");
+  unsetenv("SDX_OPTIMIZER_INT8");
   EXPECT_FALSE(o.enabled);
   EXPECT_EQ(o.skip, (std::vector<std::string>{"AlgebraicOptimizations", "PeepholeOptimizations"}));
   EXPECT_TRUE(o.log_applied);
   EXPECT_EQ(o.max_iterations, 5);
   EXPECT_TRUE(o.fp16);
+  EXPECT_TRUE(o.int8);
 }
 
 TEST(PassManager, PassesAreRegisteredInPipelineOrder) {

@@ -10,6 +10,7 @@
 #include <cblas.h>
 #endif
 
+#include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/thread_pool.h"
 
 #include <algorithm>
@@ -204,8 +205,21 @@ bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
 }  // namespace
 #endif
 
+namespace {
+// A few rows times a row-major B (a GEMV at M = 1): the small-M kernel streams B once, split over the
+// pool by columns (gemv/small_m_gemm.h). Degenerate shapes keep the reference path's semantics.
+bool small_m_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (trans_a || trans_b || !small_m_gemm_applies(M, N, K) || alpha == 0.f) return false;
+  const SmallMWeights w{WeightType::kFloat32, B, ldb, nullptr};
+  small_m_gemm(M, N, K, A, lda, w, alpha, beta, C, ldc, [](int64_t, int64_t) {});
+  return true;
+}
+}  // namespace
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if SDX_WITH_OPENBLAS
   if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #endif
@@ -219,6 +233,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace) {
+  if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if SDX_WITH_OPENBLAS
   if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #endif

@@ -8,6 +8,9 @@
 // C is M x N with row stride ldc. When beta == 0, C is not read (it may hold
 // garbage or NaN). Any of M, N, K may be zero (K == 0 gives C = beta * C).
 //
+// Float32 with M <= kSmallMMaxRows (8), no transposes and N >= 8 takes the small-M kernel
+// (gemv/small_m_gemm.h: one FMA chain per element, columns split over the session's pool).
+//
 // The routine is cache-blocked (panels of op(B) are packed so the inner loop is
 // a contiguous, vectorizable axpy) and single-threaded; it is reentrant and
 // thread-safe (no global state). Heavy ops move to oneDNN/OpenBLAS later; the

@@ -3,7 +3,9 @@
 // `activation` names the activation applied last and `activation_params` holds its
 // parameters (backend/cpu/activation.h lists the names and what each computes).
 //
-//   sdx.Linear(X [..., K], W [K, N], B [N]?) -> act(X W + B)                      (LinearFusion)
+//   sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B)       (LinearFusion,
+//     QuantizationOptimizations). W' = W of X's type; or, X float32 only: W float16 (widened),
+//     W int8 with W_scale float32 [N]: W'[k, n] = W[k, n] * W_scale[n] (W_scale exactly with int8 W).
 //   sdx.FusedConv(X, W, B?) -> act(Conv(X, W, B)), Conv's attributes              (ConvEpilogueFusion)
 //   sdx.GatedLinearUnit(A, B) -> act(A) * B, numpy broadcasting                   (GatedDeltaNetFusion)
 //   sdx.GatedLinearUnit(X, axis) -> act(first half of X) * second half along axis
@@ -39,14 +41,35 @@ Status shape_gated_linear_unit(Node& node) {
   return Status::ok();
 }
 
+// Linear: W of X's type, or float16 / int8 (+ W_scale) with X float32; the output has X's type.
+Status infer_linear(Node& node) {
+  const Value* x = node.input(0);
+  const Value* w = node.num_inputs() > 1 ? node.input(1) : nullptr;
+  const Value* scale = node.num_inputs() > 3 ? node.input(3) : nullptr;
+  if (x && w && x->type().kind == TypeInfo::Kind::kTensor && w->type().kind == TypeInfo::Kind::kTensor) {
+    const DType xt = x->type().elem, wt = w->type().elem;
+    if (xt != DType::kUndefined && wt != DType::kUndefined && wt != xt) {
+      if (xt != DType::kFloat32 || (wt != DType::kFloat16 && wt != DType::kInt8))
+        return invalid_argument(std::string("W ") + dtype_name(wt) + " with X " + dtype_name(xt) +
+                                ": W must have X's type, or be float16/int8 with X float32");
+    }
+    if (wt != DType::kUndefined && (wt == DType::kInt8 && xt != DType::kInt8) != (scale != nullptr))
+      return invalid_argument("W_scale is required with an int8 W (and X float32), and only then");
+  }
+  if (scale && scale->type().kind == TypeInfo::Kind::kTensor && scale->type().elem != DType::kUndefined &&
+      scale->type().elem != DType::kFloat32)
+    return invalid_argument("W_scale must be float32");
+  return infer_same_as_input(0)(node);
+}
+
 }  // namespace
 
 SDX_OP_SCHEMA_DOMAIN(Linear, kSdx)
     .attrs({{"activation", AttrType::kString}, {"activation_params", AttrType::kFloats}})
     .category(OpCategory::kMatMul)
-    .inputs(2, 3)
+    .inputs(2, 4)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0))
+    .infer(infer_linear)
     .infer_shape(shape_matmul);  // W is 2-D: X [..., K] x W [K, N] -> [..., N]
 
 SDX_OP_SCHEMA_DOMAIN(FusedConv, kSdx)

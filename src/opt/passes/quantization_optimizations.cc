@@ -1,12 +1,27 @@
 // QuantizationOptimizations (pass 23): precision rewrites of weights and quantize/dequantize pairs.
 //
-// FP16 weight pre-casting, only with OptimizerOptions::fp16 (SDX_OPTIMIZER_FP16=1):
+// Lower-precision weights read directly by sdx.Linear, with OptimizerOptions::fp16 (SDX_OPTIMIZER_FP16=1)
+// or OptimizerOptions::int8 (SDX_OPTIMIZER_INT8=1; int8 wins when both are on):
+//   sdx.Linear(X, W, B?)                             -> sdx.Linear(X, W', B?, S?)    (same activation)
+//   MatMul(X, W) [+ b] [-> Act]                      -> sdx.Linear(X, W', b?, S?, activation)
+//   Gemm(A, B, C?) alpha = 1, transA = 0, A 2-D, C absent or beta = 1 and C a constant [N] / [1, N]
+//                                                    -> sdx.Linear(A, W', C?, S?)  (transB: W = B^T)
+//   X float32; W a float32 2-D constant [K, N] of >= kLowpMinElements elements, finite, read by that node
+//   only (as its weight). fp16: W' = float16 W (round to nearest even; every |w| <= 65504), no S.
+//   int8 (weight-only, symmetric, per output channel): S[n] = max_k |W[k, n]| / 127 (1 for a zero
+//   column), W'[k, n] = round(W[k, n] / S[n]) in [-127, 127]; the kernel computes S[n] * sum_k x W'.
+//   The weight stays small in memory and the kernel widens it in registers: no per-call Cast (see
+//   backend/cpu/kernels/fused_linear.cc). Results change by the rounding of the weights (float16:
+//   relative 2^-11 per weight; int8: up to S[n] / 2 per weight), which is why both are opt-in. Each
+//   weight is one reported rewrite.
+//
+// FP16 weight pre-casting of the remaining weights, only with OptimizerOptions::fp16:
 //   MatMul(x, W) / Gemm(x, W, ...) / Conv(x, W, ...), W a float32 constant of >= kFp16MinElements
 //   elements read only as input 1 of such nodes, every finite |w| <= 65504 (float16's largest)
 //     -> W16 = float16 initializer (round to nearest even), W' = Cast(W16, to=FLOAT) placed before the
 //        first reader, every reader reads W'; W's float32 data is dropped.
-//   The weights are stored at half the size; results change by float16 rounding of the weights
-//   (relative 2^-11 per weight), which is why it is opt-in. Each weight is one reported rewrite.
+//   The weights are stored at half the size; the Cast runs on every call (a Conv, or a weight shared
+//   by several nodes).
 //
 // Quantize/dequantize round trip, always:
 //   QuantizeLinear(DequantizeLinear(q, s, z), s, z) -> q
@@ -20,11 +35,13 @@
 // DequantizeLinear of a constant int8 weight feeding MatMul is left alone too: the weight stays
 // small, dequantized per run.
 // Order: last before the backend pass (2400), after MatMulChainOptimizations folded constant weights.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <unordered_set>
 
 #include "core/float16.h"
+#include "opt/fusion_util.h"
 #include "opt/pattern_pass.h"
 #include "opt/rewrite_util.h"
 
@@ -33,6 +50,158 @@ namespace {
 
 constexpr int64_t kFp16MinElements = 1024;
 constexpr float kFp16Max = 65504.f;
+constexpr int64_t kLowpMinElements = 1024;
+
+// ---- Lower-precision weights read by sdx.Linear ----
+
+// w [R, C] float32, or its transpose, as a [K, N] matrix: element (k, n).
+struct WeightView {
+  const float* p;
+  int64_t K, N;
+  bool trans;  // p holds [N, K]
+  float at(int64_t k, int64_t n) const { return trans ? p[n * K + k] : p[k * N + n]; }
+};
+
+Tensor to_float16(const WeightView& w) {
+  Tensor t = Tensor::allocate(DType::kFloat16, Shape{w.K, w.N}).value();
+  Float16* q = t.data<Float16>();
+  for (int64_t k = 0; k < w.K; ++k)
+    for (int64_t n = 0; n < w.N; ++n) q[k * w.N + n] = Float16::from_float(w.at(k, n));
+  return t;
+}
+
+// Symmetric per-column int8: {W' int8 [K, N], S float32 [N]}.
+std::pair<Tensor, Tensor> to_int8(const WeightView& w) {
+  Tensor q = Tensor::allocate(DType::kInt8, Shape{w.K, w.N}).value();
+  Tensor s = Tensor::allocate(DType::kFloat32, Shape{w.N}).value();
+  int8_t* qp = q.data<int8_t>();
+  float* sp = s.data<float>();
+  for (int64_t n = 0; n < w.N; ++n) {
+    float amax = 0.f;
+    for (int64_t k = 0; k < w.K; ++k) amax = std::max(amax, std::fabs(w.at(k, n)));
+    const float scale = amax > 0.f ? amax / 127.f : 1.f;
+    sp[n] = scale;
+    for (int64_t k = 0; k < w.K; ++k) {
+      const double r = std::nearbyint(static_cast<double>(w.at(k, n)) / static_cast<double>(scale));
+      qp[k * w.N + n] = static_cast<int8_t>(std::clamp(r, -127.0, 127.0));
+    }
+  }
+  return {std::move(q), std::move(s)};
+}
+
+// The weight of `n` at input 1 when it can move to lower precision: a finite float32 2-D constant of
+// enough elements that only n reads (as input 1 only).
+const Tensor* lowp_candidate(const ir::Graph& g, const ir::Node& n, bool fp16_range) {
+  if (n.num_inputs() < 2 || elem_type(n.input(0)) != DType::kFloat32) return nullptr;
+  const ir::Value* w = n.input(1);
+  const Tensor* t = constant_value(w);
+  if (!t || t->dtype() != DType::kFloat32 || t->rank() != 2 || t->numel() < kLowpMinElements) return nullptr;
+  if (!has_single_use(g, w) || w->users()[0] != &n || n.input(0) == w) return nullptr;
+  for (int i = 2; i < n.num_inputs(); ++i)
+    if (n.input(i) == w) return nullptr;
+  const float* p = t->data<float>();
+  for (int64_t i = 0; i < t->numel(); ++i)
+    if (!std::isfinite(p[i]) || (fp16_range && std::fabs(p[i]) > kFp16Max)) return nullptr;
+  return t;
+}
+
+// The sdx.Linear inputs and attributes that replace `chain` (last: the node whose outputs it takes over).
+struct LinearPlan {
+  std::vector<ir::Node*> chain;
+  ir::Node* last = nullptr;
+  ir::Value* x = nullptr;
+  ir::Value* bias = nullptr;  // [N] float32 or null
+  std::vector<ir::Attribute> attrs;
+  WeightView w{};
+  std::string what;
+};
+
+std::optional<LinearPlan> plan_linear(ir::Graph& g, ir::Node& n) {
+  LinearPlan p;
+  p.x = n.input(0);
+  const std::string& op = n.op_type();
+  if (n.domain() == "sdx" && op == "Linear") {
+    if (n.num_inputs() > 3) return std::nullopt;  // already has W_scale
+    const Tensor* t = constant_value(n.input(1));
+    p.chain = {&n};
+    p.last = &n;
+    p.bias = n.num_inputs() > 2 ? n.input(2) : nullptr;
+    p.attrs = n.attributes();
+    p.w = {t->data<float>(), t->shape()[0], t->shape()[1], false};
+    p.what = "sdx.Linear";
+    return p;
+  }
+  if (!n.domain().empty()) return std::nullopt;
+  const Tensor* t = constant_value(n.input(1));
+  if (op == "MatMul") {
+    if (n.num_inputs() != 2) return std::nullopt;
+    auto rank = rank_of(p.x);
+    if (!rank || *rank < 1) return std::nullopt;
+    const int64_t N = t->shape()[1];
+    Epilogue e = match_epilogue(g, n, "MatMul(X, W)", true, *rank, *rank - 1, N, DType::kFloat32);
+    const DType out = elem_type(e.last->output(0));
+    if (out != DType::kUndefined && out != DType::kFloat32) return std::nullopt;
+    p.chain = e.chain;
+    p.last = e.last;
+    if (e.bias) {
+      const bool reuse = constant_value(e.bias_operand)->shape() == Shape{N};
+      p.bias = reuse ? e.bias_operand
+                     : g.add_constant(n.name() + "_bias", float_tensor(DType::kFloat32, Shape{N}, *e.bias));
+    }
+    if (e.activation) p.attrs = e.activation->attributes();
+    p.w = {t->data<float>(), t->shape()[0], N, false};
+    p.what = e.what;
+    return p;
+  }
+  if (op == "Gemm") {
+    if (n.attr_float("alpha", 1.f) != 1.f || n.attr_int("transA", 0) != 0) return std::nullopt;
+    auto rank = rank_of(p.x);
+    if (!rank || *rank != 2) return std::nullopt;
+    const bool tb = n.attr_int("transB", 0) != 0;
+    const int64_t K = t->shape()[tb ? 1 : 0], N = t->shape()[tb ? 0 : 1];
+    if (n.num_inputs() > 2 && n.input(2)) {
+      const Tensor* c = constant_value(n.input(2));
+      if (!c || c->dtype() != DType::kFloat32 || n.attr_float("beta", 1.f) != 1.f) return std::nullopt;
+      if (!(c->shape() == Shape{N} || c->shape() == Shape{1, N})) return std::nullopt;
+      p.bias = c->rank() == 1 ? n.input(2) : g.add_constant(n.name() + "_bias", c->reshaped(Shape{N}));
+    }
+    p.chain = {&n};
+    p.last = &n;
+    p.w = {t->data<float>(), K, N, tb};
+    p.what = tb ? "Gemm(A, B^T, C)" : "Gemm(A, B, C)";
+    return p;
+  }
+  return std::nullopt;
+}
+
+bool lowp_linear(ir::Graph& g, ir::Node& n, PassContext& ctx) {
+  const bool int8 = ctx.options().int8;
+  if (!int8 && !ctx.options().fp16) return false;
+  const Tensor* t = lowp_candidate(g, n, !int8);
+  if (!t) return false;
+  std::optional<LinearPlan> p = plan_linear(g, n);
+  if (!p) return false;
+  ir::Value* w = n.input(1);
+  const std::string wname = w->name();
+  std::vector<ir::Value*> inputs = {p->x, nullptr, p->bias};
+  std::string what = "float32 weight '" + wname + "' " + t->shape().to_string() + " -> ";
+  if (int8) {
+    auto [q, s] = to_int8(p->w);
+    inputs[1] = g.add_constant(wname + "_int8", std::move(q));
+    inputs.push_back(g.add_constant(wname + "_scale", std::move(s)));
+    what += "int8 + per-column scales";
+  } else {
+    inputs[1] = g.add_constant(wname + "_fp16", to_float16(p->w));
+    what += "float16";
+  }
+  if (!p->bias && !int8) inputs.pop_back();
+  what += (p->w.trans ? " (transposed)" : std::string()) + ", " + p->what + " -> sdx.Linear reading it directly";
+  fuse(g, p->chain, p->last, "Linear", "sdx", 1, inputs, p->attrs);
+  w->clear_initializer();  // its one reader is gone
+  return ctx.applied(n, what);
+}
+
+// ---- float16 pre-cast (Cast per call) of the other weights ----
 
 bool reads_weight_only(const ir::Graph& g, const ir::Value* w) {
   if (g.is_output(w) || w->users().empty()) return false;
@@ -122,6 +291,8 @@ bool quantize_of_dequantize(ir::Graph& g, ir::Node& q_node, PassContext& ctx) {
 class QuantizationOptimizations final : public PatternPass {
  public:
   QuantizationOptimizations() {
+    // First: a weight sdx.Linear can read in lower precision; the pre-cast takes the rest (Conv, shared).
+    add_rule({"lower-precision weight read by sdx.Linear", {"MatMul", "Gemm", "sdx:Linear"}, lowp_linear});
     add_rule({"fp16 weight pre-cast", {"MatMul", "Gemm", "Conv"}, precast_weight});
     add_rule({"QuantizeLinear(DequantizeLinear(q)) -> q", {"QuantizeLinear"}, quantize_of_dequantize});
   }

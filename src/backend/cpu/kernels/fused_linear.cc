@@ -1,13 +1,27 @@
-// sdx.Linear(X [..., K], W [K, N], B [N]?) -> act(X W + B), the op LinearFusionOptimizations makes
-// of MatMul + Add(bias) [+ activation] (schema: src/ir/schemas/fused.cc).
+// sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B), the op LinearFusion makes of
+// MatMul + Add(bias) [+ activation], and QuantizationOptimizations of a MatMul/Gemm whose weight it
+// stores in lower precision (schema: src/ir/schemas/fused.cc). W' is W, or for the lower-precision
+// forms (X float32 only) W float16 widened to float, or W int8 times the per-column W_scale.
 //
-// X is read as one [M, K] matrix (M = the product of its leading dims), computed in blocks of
-// rows: each block's gemm is followed by the bias add and the activation in one pass over the
-// block while it is still in cache (the epilogue; Relu, LeakyRelu and Clip on vectors, see
-// epilogue_row in activation.h), instead of two more passes over the output. Each element goes
-// through the operations of the unfused MatMul -> Add -> activation: the gemm computes every row
-// independently of M, and 16-bit floats are rounded to the storage type after each step as the
-// separate kernels do. So the result equals the unfused one bit for bit.
+// X is read as one [M, K] matrix (M = the product of its leading dims).
+// - Small M (<= kSmallMMaxRows, a decoder step): the small-M kernel (backend/cpu/gemv/small_m_gemm.h)
+//   streams W once in its stored precision, split over the pool by blocks of columns; each chunk's bias
+//   and activation run right after its product, on the same thread, while it is in cache. The bound
+//   call repacks a constant W once into contiguous column blocks (same bits, sequential reads).
+// - Larger M: blocks of rows, each a gemm followed by the epilogue over the block while it is in cache
+//   (rows split over the pool). float16/int8 weights are first widened into a float32 copy (per call,
+//   into scratch of the bound call), the int8 scales applied in the epilogue: y = scale[n] * acc + b.
+// Epilogue: bias add then activation (Relu, LeakyRelu and Clip on vectors, see epilogue_row in
+// activation.h).
+//
+// Same-type W: each element goes through the operations of the unfused MatMul -> Add -> activation
+// (16-bit floats are rounded to the storage type after each step as the separate kernels do), and the
+// float32 product is computed per element independently of the thread count and, on the small-M kernel,
+// of M. So the result equals the unfused one bit for bit whenever both make the same kind of gemm call
+// (always when M <= kSmallMMaxRows for both); a float32 MatMul over B batch matrices of S rows may differ
+// from the [B*S, K] product in the last bits (the BLAS's summation order depends on the shape; tests
+// compare with same_up_to_gemm_order). run() and the bound call share the code, so they agree bit for
+// bit, at any thread count (a dot product is never split across threads).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -18,7 +32,9 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -27,16 +43,28 @@ namespace {
 struct LinearGeometry {
   int64_t M = 0, N = 0, K = 0;
   Shape out_shape;
+  bool lowp = false;                          // W float16 or int8 while X is float32
+  WeightType wtype = WeightType::kFloat32;    // when lowp
 };
 
-// bias: input B or null.
-Result<LinearGeometry> linear_geometry(const Tensor& x, const Tensor& w, const Tensor* bias) {
+// bias: input B or null; scale: input W_scale or null.
+Result<LinearGeometry> linear_geometry(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor* scale) {
   if (x.rank() < 1) return invalid_argument("sdx.Linear input X must have rank >= 1");
   if (w.rank() != 2) return invalid_argument("sdx.Linear weight W must be 2-D, got " + w.shape().to_string());
-  if (w.dtype() != x.dtype()) return invalid_argument("sdx.Linear weight W must have the element type of X");
   LinearGeometry g;
   g.K = x.shape()[x.rank() - 1];
   g.N = w.shape()[1];
+  if (w.dtype() != x.dtype()) {
+    if (x.dtype() != DType::kFloat32 || (w.dtype() != DType::kFloat16 && w.dtype() != DType::kInt8))
+      return invalid_argument("sdx.Linear weight W must have the element type of X, or be float16/int8 with X float32");
+    g.lowp = true;
+    g.wtype = w.dtype() == DType::kFloat16 ? WeightType::kFloat16 : WeightType::kInt8;
+  }
+  if ((g.wtype == WeightType::kInt8) != (scale != nullptr))
+    return invalid_argument("sdx.Linear takes W_scale exactly when W is int8");
+  if (scale && (scale->dtype() != DType::kFloat32 || scale->rank() != 1 || scale->shape()[0] != g.N))
+    return invalid_argument("sdx.Linear W_scale must be float32 [" + std::to_string(g.N) + "], got " +
+                            scale->shape().to_string());
   if (w.shape()[0] != g.K)
     return invalid_argument("sdx.Linear inner dimensions differ: X " + x.shape().to_string() + ", W " +
                             w.shape().to_string());
@@ -53,14 +81,15 @@ Result<LinearGeometry> linear_geometry(const Tensor& x, const Tensor& w, const T
   return g;
 }
 
-// Scratch of one product: float copies of 16-bit inputs and output, and the gemm workspace.
+// Scratch of one product: float copies of 16-bit inputs and output, the float32 copy of a float16/int8
+// W (only when M is too large for the small-M kernel), and the gemm workspace.
 template <typename T>
 struct LinearScratch {
   using C = compute_t<T>;
   static constexpr bool kHalf = !std::is_same_v<T, C>;
   LinearScratch(const LinearGeometry& g, int64_t x_numel, int64_t w_numel)
       : x(kHalf ? static_cast<size_t>(x_numel) : 0),
-        w(kHalf ? static_cast<size_t>(w_numel) : 0),
+        w(kHalf || (g.lowp && g.M > kSmallMMaxRows) ? static_cast<size_t>(w_numel) : 0),
         y(kHalf ? static_cast<size_t>(g.M * g.N) : 0),
         ws(static_cast<size_t>(gemm_workspace_size(g.N, g.K))) {}
   ScratchBuffer<C> x, w, y, ws;
@@ -81,19 +110,34 @@ const compute_t<T>* widened(const T* p, int64_t n, compute_t<T>* copy) {
 // Output elements per row block: the epilogue runs on each block right after its gemm, while
 // the block is still in cache (256 KB of floats).
 constexpr int64_t kBlockElements = int64_t{1} << 16;
+// Output elements per parallel chunk of the epilogue.
+constexpr int64_t kEpilogueGrain = 4096;
+
+// Bias and activation of columns [n0, n1) of rows [0, rows) of y (row stride N); scale (int8 W): y = scale * y
+// first. Elementwise, so any split of the rows or columns gives the same bits.
+template <typename F>
+void float_epilogue(const F& f, float* y, int64_t rows, int64_t N, int64_t n0, int64_t n1, const float* scale,
+                    const float* pb) {
+  constexpr bool kIdentity = std::is_same_v<F, IdentityActivation>;
+  for (int64_t i = 0; i < rows; ++i) {
+    float* yr = y + i * N;
+    if (scale)
+      for (int64_t j = n0; j < n1; ++j) yr[j] = yr[j] * scale[j];
+    if (pb || !kIdentity) epilogue_row(f, yr + n0, pb ? pb + n0 : nullptr, n1 - n0);
+  }
+}
 
 // y = act(x w + b), block of rows by block of rows. The epilogue replays the unfused kernels'
 // roundings: MatMul stores its result as T, Add computes in C and stores T, the activation
-// computes in C and stores T.
+// computes in C and stores T. `scale` (int8 weights widened into w, float32 only): per-column factor
+// applied to the product before the bias.
 template <typename T>
-void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, int64_t x_numel, const T* pw,
-            int64_t w_numel, const T* pb, T* py, LinearScratch<T>& s) {
+void linear_blocked(const LinearGeometry& g, const FusedActivation& act, const T* px, int64_t x_numel,
+                    const compute_t<T>* w, const float* scale, const T* pb, T* py, LinearScratch<T>& s) {
   using C = compute_t<T>;
   constexpr bool kHalf = LinearScratch<T>::kHalf;
   const int64_t M = g.M, N = g.N, K = g.K;
-  if (M * N == 0) return;
   const C* x = widened(px, x_numel, s.x.data());
-  const C* w = widened(pw, w_numel, s.w.data());
   C* acc;
   if constexpr (kHalf)
     acc = s.y.data();
@@ -106,13 +150,17 @@ void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, in
     for (int64_t r0 = 0; r0 < M; r0 += block) {
       const int64_t rows = std::min(block, M - r0);
       gemm(false, false, rows, N, K, C(1), x + r0 * K, K, w, N, C(0), acc + r0 * N, N, s.ws.data());
-      if constexpr (!kHalf) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (pb || scale || !kIdentity)
+          parallel_for(rows, std::max<int64_t>(1, kEpilogueGrain / N), [&](int64_t i0, int64_t i1) {
+            float_epilogue(f, py + (r0 + i0) * N, i1 - i0, N, 0, N, scale, pb);
+          });
+      } else if constexpr (!kHalf) {
         T* y = py + r0 * N;
-        if (pb) {
-          for (int64_t i = 0; i < rows; ++i) epilogue_row(f, y + i * N, pb, N);
-        } else if (!kIdentity) {
-          epilogue_row(f, y, static_cast<const T*>(nullptr), rows * N);
-        }
+        parallel_for(rows, std::max<int64_t>(1, kEpilogueGrain / N), [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i)
+            if (pb || !kIdentity) epilogue_row(f, y + i * N, pb, N);
+        });
       } else {
         for (int64_t i = r0; i < r0 + rows; ++i) {
           for (int64_t j = 0; j < N; ++j) {
@@ -126,6 +174,59 @@ void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, in
   });
 }
 
+bool uses_small_m(const LinearGeometry& g) {
+  return g.lowp ? g.M <= kSmallMMaxRows : small_m_gemm_applies(g.M, g.N, g.K);
+}
+
+SmallMWeights small_m_weights(const LinearGeometry& g, const void* w, const float* scale) {
+  return SmallMWeights{g.lowp ? g.wtype : WeightType::kFloat32, w, g.N, scale};
+}
+
+// float32 X with W float32 (lowp false), float16 or int8 at small M: the small-M kernel, epilogue per
+// column chunk. packed: W repacked by the bound call (same bits), or null.
+void linear_small_m(const LinearGeometry& g, const FusedActivation& act, const float* x, const void* w,
+                    const float* scale, const float* pb, float* y, const SmallMPackedWeights* packed) {
+  act.visit([&](auto f) {
+    // The scale is applied inside the kernel (y = scale * acc), so the epilogue gets none.
+    auto epilogue = [&](int64_t n0, int64_t n1) { float_epilogue(f, y, g.M, g.N, n0, n1, nullptr, pb); };
+    if (packed)
+      small_m_gemm_packed(g.M, g.N, g.K, x, g.K, *packed, 1.f, 0.f, y, g.N, epilogue);
+    else
+      small_m_gemm(g.M, g.N, g.K, x, g.K, small_m_weights(g, w, scale), 1.f, 0.f, y, g.N, epilogue);
+  });
+}
+
+// Widens a float16/int8 W [K, N] into w32 (int8: the integers, the scales come in the epilogue).
+void widen_weight(const LinearGeometry& g, const void* w, float* w32) {
+  const int64_t n = g.K * g.N;
+  parallel_for(n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
+    if (g.wtype == WeightType::kFloat16) {
+      const uint16_t* p = static_cast<const uint16_t*>(w);
+      for (int64_t i = i0; i < i1; ++i) w32[i] = Float16::from_bits(p[i]).to_float();
+    } else {
+      const int8_t* p = static_cast<const int8_t*>(w);
+      for (int64_t i = i0; i < i1; ++i) w32[i] = static_cast<float>(p[i]);
+    }
+  });
+}
+
+// One call. pw: W's data in its own type; scale: W_scale or null; packed: see linear_small_m.
+template <typename T>
+void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, int64_t x_numel, const void* pw,
+            int64_t w_numel, const float* scale, const T* pb, T* py, LinearScratch<T>& s,
+            const SmallMPackedWeights* packed = nullptr) {
+  if (g.M * g.N == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (uses_small_m(g)) return linear_small_m(g, act, px, pw, scale, pb, py, packed);
+    if (g.lowp) {
+      widen_weight(g, pw, s.w.data());
+      return linear_blocked<float>(g, act, px, x_numel, s.w.data(), scale, pb, py, s);
+    }
+  }
+  const compute_t<T>* w = widened(static_cast<const T*>(pw), w_numel, s.w.data());
+  linear_blocked<T>(g, act, px, x_numel, w, nullptr, pb, py, s);
+}
+
 class LinearKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
@@ -136,16 +237,17 @@ class LinearKernel final : public backend::Kernel {
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
-    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    SDX_ASSIGN_OR_RETURN(LinearGeometry g, linear_geometry(x, w, b), "");
+    const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    SDX_ASSIGN_OR_RETURN(LinearGeometry g, linear_geometry(x, w, b, sc), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), g.out_shape), "");
     return dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
           LinearScratch<T> s(g, x.numel(), w.numel());
-          linear<T>(g, act_, x.data<T>(), x.numel(), w.data<T>(), w.numel(), b ? b->data<T>() : nullptr, y.data<T>(),
-                    s);
+          linear<T>(g, act_, x.data<T>(), x.numel(), w.raw_data(), w.numel(), sc ? sc->data<float>() : nullptr,
+                    b ? b->data<T>() : nullptr, y.data<T>(), s);
           return Status::ok();
         },
         "sdx.Linear");
@@ -156,7 +258,8 @@ class LinearKernel final : public backend::Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    Result<LinearGeometry> g = linear_geometry(x, w, b);
+    const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    Result<LinearGeometry> g = linear_geometry(x, w, b, sc);
     if (!g.is_ok() || !output_matches(ctx, 0, x.dtype(), g.value().out_shape)) return no_bound_form();
     std::unique_ptr<backend::BoundKernel> bound;
     (void)dispatch<SDX_FLOAT_TYPES>(
@@ -164,10 +267,17 @@ class LinearKernel final : public backend::Kernel {
         [&](auto tag) -> Status {
           using T = typename decltype(tag)::type;
           auto s = std::make_unique<LinearScratch<T>>(g.value(), x.numel(), w.numel());
-          bound = backend::bind_call([g = g.value(), act = act_, px = x.data<T>(), nx = x.numel(), pw = w.data<T>(),
-                                      nw = w.numel(), pb = b ? b->data<T>() : nullptr,
-                                      py = ctx.output(0).template data<T>(), s = std::move(s)] {
-            linear<T>(g, act, px, nx, pw, nw, pb, py, *s);
+          // A constant weight on the small-M path is repacked once for sequential streaming (same bits).
+          std::unique_ptr<SmallMPackedWeights> packed;
+          const bool constant_w = ctx.input_is_constant(1) && (!sc || ctx.input_is_constant(3));
+          if (std::is_same_v<T, float> && constant_w && uses_small_m(g.value()))
+            packed = std::make_unique<SmallMPackedWeights>(
+                small_m_weights(g.value(), w.raw_data(), sc ? sc->data<float>() : nullptr), g.value().K, g.value().N);
+          bound = backend::bind_call([g = g.value(), act = act_, px = x.data<T>(), nx = x.numel(), pw = w.raw_data(),
+                                      nw = w.numel(), psc = sc ? sc->data<float>() : nullptr,
+                                      pb = b ? b->data<T>() : nullptr, py = ctx.output(0).template data<T>(),
+                                      s = std::move(s), packed = std::move(packed)] {
+            linear<T>(g, act, px, nx, pw, nw, psc, pb, py, *s, packed.get());
             return Status::ok();
           });
           return Status::ok();
