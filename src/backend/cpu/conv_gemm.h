@@ -104,6 +104,7 @@ struct ConvPlan {
   int64_t N = 0, C = 0, M = 0, G = 1;
   int64_t is = 0, os = 0, ks = 0, Cg = 0, Mg = 0, rows = 0, chunk = 0;
   bool pointwise = false;      // 1x1 kernel, unit strides, no padding: X is the column matrix
+  std::vector<int64_t> in;     // input spatial sizes
   std::vector<int64_t> table;  // window_table(out, in) unless pointwise
   Shape out_shape;
 
@@ -125,7 +126,8 @@ struct ConvPlan {
     }
     if (bias && (bias->rank() != 1 || (*bias)[0] != p.M))
       return invalid_argument(op + " bias must have shape [" + std::to_string(p.M) + "]");
-    const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+    p.in.assign(x.dims().begin() + 2, x.dims().end());
+    const std::vector<int64_t>& in = p.in;
     SDX_RETURN_IF_ERROR(p.g.resolve(in, attrs.auto_pad, false), op);
     std::vector<int64_t> out_dims = {p.N, p.M};
     out_dims.insert(out_dims.end(), p.g.out.begin(), p.g.out.end());

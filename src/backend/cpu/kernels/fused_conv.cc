@@ -10,8 +10,13 @@
 //
 // Bound form: the plan (shapes, window table), the im2col buffer, the gemm workspace and, for
 // 16-bit floats, the float copies are made once in prepare().
+//
+// Float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h): bias and Relu /
+// LeakyRelu / Clip as post-ops, other activations with the same functors after each slice, weights
+// packed once at capture. Conv takes the same path, so FusedConv still equals Conv + activation.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -19,6 +24,7 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/conv_gemm.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/onednn_conv.h"
 #include "backend/cpu/tensor_values.h"
 #include "backend/kernel_registry.h"
 
@@ -93,6 +99,9 @@ class FusedConvKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(ConvPlan p,
                          ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "sdx.FusedConv"), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
+    if (y.numel() > 0) {
+      if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, b, y)) return *st;
+    }
     return dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {
@@ -113,7 +122,8 @@ class FusedConvKernel final : public backend::Kernel {
     if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype())) return no_bound_form();
     Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "sdx.FusedConv");
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
-    std::unique_ptr<backend::BoundKernel> bound;
+    std::unique_ptr<backend::BoundKernel> bound = bind_onednn_conv(plan.value(), act_, ctx);
+    if (bound) return bound;
     (void)dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {

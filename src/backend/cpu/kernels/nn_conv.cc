@@ -1,4 +1,6 @@
 // Conv and ConvTranspose over N spatial dims (1-D, 2-D, 3-D, ...), via im2col/col2im + gemm.
+// Float32 2-D Conv runs on oneDNN when it is built in (onednn_conv.h), with a bound form whose
+// weights are packed once at capture; everything else runs the reference below.
 //
 // Both build one index table per run mapping (kernel offset, position) to the flat spatial
 // index on the other side (or -1 for padding), so the N-D bookkeeping is done once and the
@@ -10,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/conv_gemm.h"
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/onednn_conv.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -34,6 +38,7 @@ class ConvKernel final : public backend::Kernel {
                          "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
     if (y.numel() == 0) return Status::ok();
+    if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
     return dispatch<float, double, Float16, BFloat16>(
         x.dtype(),
         [&](auto tag) -> Status {
@@ -50,6 +55,17 @@ class ConvKernel final : public backend::Kernel {
           return Status::ok();
         },
         "Conv");
+  }
+
+  // The oneDNN path only (the reference path has no bound form: replay runs it through run()).
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "Conv");
+    if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
+    return bind_onednn_conv(plan.value(), FusedActivation(), ctx);
   }
 
  private:

@@ -3,7 +3,8 @@
 //
 // Windowed pools build one table per run: for each (kernel offset, output position) the
 // flat input spatial index, or -1 for padding. Every (n, c) plane then reduces through
-// the table with contiguous inner loops over output positions.
+// the table with contiguous inner loops over output positions. Float32 2-D MaxPool (without
+// Indices) and AveragePool run on oneDNN when it is built in (onednn_pool.h), with a bound form.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/bound_util.h"
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/onednn_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -70,19 +73,37 @@ class PoolKernel final : public backend::Kernel {
     return Status::ok();
   }
 
+  // The resolved window geometry and output shape for input shape xs.
+  Status resolve(const Shape& xs, WindowGeometry& g, Shape& out_shape) const {
+    const int n = geom_.rank();
+    if (xs.rank() != n + 2) {
+      return invalid_argument("input " + xs.to_string() + " must have rank " + std::to_string(n + 2) +
+                              " for kernel_shape " + dims_to_string(geom_.kernel));
+    }
+    g = geom_;
+    const std::vector<int64_t> in(xs.dims().begin() + 2, xs.dims().end());
+    SDX_RETURN_IF_ERROR(g.resolve(in, auto_pad_, ceil_mode_), "");
+    std::vector<int64_t> out_dims = {xs[0], xs[1]};
+    out_dims.insert(out_dims.end(), g.out.begin(), g.out.end());
+    SDX_ASSIGN_OR_RETURN(out_shape, Shape::make(out_dims), "output");
+    return Status::ok();
+  }
+
+  // The oneDNN pooling for this float32 input, or null (see onednn_pool.h for what it declines).
+  std::unique_ptr<OneDnnPool> onednn_pool(const Tensor& x, const WindowGeometry& g) const {
+    if (x.dtype() != DType::kFloat32 || kind_ == PoolKind::kLp) return nullptr;
+    const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
+    return OneDnnPool::make(kind_ == PoolKind::kMax ? OneDnnPool::Kind::kMax : OneDnnPool::Kind::kAverage, g, in,
+                            x.shape()[0] * x.shape()[1], count_include_pad_);
+  }
+
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int n = geom_.rank();
-    if (x.rank() != n + 2) {
-      return invalid_argument("input " + x.shape().to_string() + " must have rank " + std::to_string(n + 2) +
-                              " for kernel_shape " + dims_to_string(geom_.kernel));
-    }
-    WindowGeometry g = geom_;
+    WindowGeometry g;
+    Shape out_shape;
+    SDX_RETURN_IF_ERROR(resolve(x.shape(), g, out_shape), "");
     const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
-    SDX_RETURN_IF_ERROR(g.resolve(in, auto_pad_, ceil_mode_), "");
-    std::vector<int64_t> out_dims = {x.shape()[0], x.shape()[1]};
-    out_dims.insert(out_dims.end(), g.out.begin(), g.out.end());
-    SDX_ASSIGN_OR_RETURN(Shape out_shape, Shape::make(out_dims), "output");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), out_shape), "");
     Tensor indices;
     const bool want_idx = kind_ == PoolKind::kMax && ctx.num_outputs() > 1 && ctx.wants_output(1);
@@ -90,6 +111,11 @@ class PoolKernel final : public backend::Kernel {
       SDX_ASSIGN_OR_RETURN(indices, ctx.allocate_output(1, DType::kInt64, out_shape), "Indices");
     }
     if (y.numel() == 0) return Status::ok();
+    if (!want_idx) {
+      if (std::unique_ptr<OneDnnPool> pool = onednn_pool(x, g)) {
+        return pool->run(x.data<float>(), y.data<float>());
+      }
+    }
 
     // Input spatial index per (kernel offset, output), -1 in padding; plus the divisor per
     // output (average) and, for Indices, the column-major index when storage_order is 1.
@@ -176,6 +202,23 @@ class PoolKernel final : public backend::Kernel {
           return Status::ok();
         },
         "pool");
+  }
+
+  // The oneDNN path only (the reference path has no bound form: replay runs it through run()).
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!ctx.has_input(0)) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    WindowGeometry g;
+    Shape out_shape;
+    if (!resolve(x.shape(), g, out_shape).is_ok() || out_shape.numel() == 0) return no_bound_form();
+    if (!output_matches(ctx, 0, x.dtype(), out_shape) || (ctx.num_outputs() > 1 && ctx.wants_output(1)))
+      return no_bound_form();
+    std::unique_ptr<OneDnnPool> pool = onednn_pool(x, g);
+    if (!pool) return no_bound_form();
+    return backend::bind_call(
+        [pool = std::move(pool), px = x.data<float>(), py = ctx.output(0).data<float>()] {
+          return pool->run(px, py);
+        });
   }
 
  private:

@@ -1,0 +1,433 @@
+// See onednn_conv.h.
+#include "backend/cpu/onednn_conv.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/onednn.h"
+#if SDX_WITH_ONEDNN
+#include "backend/cpu/onednn_util.h"
+#endif
+#include "backend/cpu/thread_pool.h"
+
+namespace sdx::cpu {
+
+#if SDX_WITH_ONEDNN
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+// Below this many multiply-adds a convolution runs as one slice: a slice costs a primitive call
+// (a few microseconds) and a chunk hand-off.
+constexpr int64_t kMinMacsPerSlice = int64_t{1} << 18;
+
+// Relu and LeakyRelu (alpha >= 0) as an eltwise post-op (returns true); false for activations sdx
+// applies itself after the convolution. The post-ops must give the bits of sdx's functors: Relu is
+// oneDNN's clip(0, inf) (a max with +0 first: negatives and -0 become +0, NaN becomes 0, as in
+// ReluOp), not its relu, which multiplies negatives by 0 and leaves -0; LeakyRelu with alpha >= 0
+// differs from LeakyReluOp only in which branch returns a zero, not in the result. Clip stays with
+// ClipOp, which keeps NaN and -0 where oneDNN's max/min would not.
+bool append_post_op(const FusedActivation& act, dnnl::post_ops& ops) {
+  return act.visit([&](auto f) {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, IdentityActivation>) {
+      return true;
+    } else if constexpr (std::is_same_v<F, ReluOp>) {
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, INFINITY);
+      return true;
+    } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
+      if (!(f.alpha >= 0.f)) return false;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, f.alpha, 0.f);
+      return true;
+    } else {
+      return false;
+    }
+  });
+}
+
+// True for oneDNN's naive reference implementations ("ref:any"), which sdx's own kernels beat.
+bool is_reference(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// The channel block of a blocked 4-D layout oneDNN chose (nChw16c: 16, nChw8c: 8), 0 otherwise.
+int64_t channel_block(const memory::desc& md) {
+  const memory::dims d = md.dims();
+  for (auto [tag, b] : {std::pair{Tag::nChw16c, 16}, std::pair{Tag::nChw8c, 8}}) {
+    if (md == memory::desc(d, kF32, tag)) return b;
+  }
+  return 0;
+}
+
+// One slice of output channels [o0, o0 + oc): its primitive, packed weights and scratchpad.
+// One slice: output channels [o0, o0 + oc) of every row, or (by rows) every channel of output
+// rows [h0, ...); its primitives, packed weights, scratchpad and (by rows) its own input and output
+// buffers.
+struct ConvSlice {
+  int64_t o0 = 0, oc = 0, h0 = 0, rows = 0;
+  dnnl::convolution_forward conv;
+  dnnl::reorder pack;     // user weights slice -> packed
+  dnnl::reorder block;    // by rows: the rows of X it reads -> src
+  dnnl::reorder unblock;  // blocked (or by rows) output -> NCHW
+  memory w_user, w_packed, bias, x_user, src, dst, y_user, scratch;
+  AlignedBuffer w_buf, scratch_buf, src_buf, dst_buf;
+};
+
+// One channel range of the input reorder (NCHW -> blocked).
+struct SrcPiece {
+  int64_t c0 = 0;
+  dnnl::reorder reorder;
+  memory from, to;
+};
+
+}  // namespace
+
+struct OneDnnConv::Impl {
+  int64_t N = 0, C = 0, M = 0, is = 0, os = 0, w_per_out = 0;
+  bool src_blocked = false, dst_blocked = false, act_in_dnnl = true, by_rows = false;
+  int64_t OW = 0;
+  FusedActivation act;
+  std::vector<ConvSlice> slices;
+  std::vector<SrcPiece> pieces;
+  AlignedBuffer src_buf, dst_buf;
+};
+
+OneDnnConv::OneDnnConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnConv::~OneDnnConv() = default;
+
+int OneDnnConv::num_slices() const { return static_cast<int>(impl_->slices.size()); }
+
+std::unique_ptr<OneDnnConv> OneDnnConv::make(const ConvPlan& p, const FusedActivation& act, bool has_bias) {
+  if (!onednn_enabled() || p.g.rank() != 2 || p.out_shape.numel() == 0) return nullptr;
+  OneDnnSingleThread one;
+  try {
+    auto impl = std::make_unique<Impl>();
+    Impl& c = *impl;
+    c.N = p.N;
+    c.C = p.C;
+    c.M = p.M;
+    c.is = p.is;
+    c.os = p.os;
+    c.w_per_out = p.Cg * p.ks;
+    c.act = act;
+    const WindowGeometry& g = p.g;
+    c.OW = g.out[1];
+    const memory::dims src_dims = {1, p.C, p.in[0], p.in[1]};
+    const memory::dims strides = {g.strides[0], g.strides[1]};
+    const memory::dims dilates = {g.dilations[0] - 1, g.dilations[1] - 1};  // oneDNN counts from 0
+    const memory::dims pad_l = {g.pads[0], g.pads[1]}, pad_r = {g.pads[2], g.pads[3]};
+    auto out_dims = [&](int64_t oc) { return memory::dims{1, oc, g.out[0], g.out[1]}; };
+    auto w_dims = [&](int64_t oc) {
+      return p.G == 1 ? memory::dims{oc, p.C, g.kernel[0], g.kernel[1]}
+                      : memory::dims{p.G, oc / p.G, p.Cg, g.kernel[0], g.kernel[1]};
+    };
+    const Tag w_tag = p.G == 1 ? Tag::oihw : Tag::goihw;
+
+    dnnl::post_ops ops;
+    c.act_in_dnnl = append_post_op(act, ops);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto conv_pd = [&](const memory::desc& src, int64_t oc, const memory::desc& dst,
+                       const memory::dims& pl = {}, const memory::dims& pr = {}) {
+      const memory::desc w(w_dims(oc), kF32, Tag::any);
+      const memory::desc b = has_bias ? memory::desc({oc}, kF32, Tag::a) : memory::desc();
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                        w, b, dst, strides, dilates, pl.empty() ? pad_l : pl, pr.empty() ? pad_r : pr);
+      return dnnl::convolution_forward::primitive_desc(d, attr, onednn_engine());
+    };
+
+    // Activations channel-blocked (nChw16c on AVX-512, nChw8c on AVX2: oneDNN's direct jit kernels;
+    // left to itself, format_tag::any, oneDNN 2.6 picks NHWC brgemm kernels, as fast here but not
+    // sliceable into contiguous runs of output channels). The input layout is oneDNN's choice for
+    // that output (NCHW for a handful of input channels, else blocked). Without a jit kernel for
+    // these layouts, both stay NCHW (oneDNN's gemm-based convolution); where oneDNN has nothing
+    // but its "ref" kernels (slower than sdx's im2col + gemm by orders of magnitude) it declines.
+    const memory::desc src_plain(src_dims, kF32, Tag::nchw);
+    memory::desc src_md = src_plain;
+    int64_t dst_block = 0;
+    for (auto [tag, b] : {std::pair{Tag::nChw16c, int64_t{16}}, std::pair{Tag::nChw8c, int64_t{8}}}) {
+      try {
+        auto probe = conv_pd(memory::desc(src_dims, kF32, Tag::any), p.M, memory::desc(out_dims(p.M), kF32, tag));
+        const memory::desc src = probe.src_desc();
+        if (is_reference(probe) || !(src == src_plain || channel_block(src) == b)) continue;
+        src_md = src;
+        dst_block = b;
+        break;
+      } catch (const dnnl::error&) {
+      }
+    }
+    c.src_blocked = !(src_md == src_plain);
+    c.dst_blocked = dst_block > 0;
+
+    // Slices: one per pool thread. Output channels, whole channel blocks each, when there are at
+    // least two blocks per slice: X is reordered once (in channel pieces) and each slice reads all
+    // of it with its share of the weights. Otherwise (few channels, a large image: the early layers)
+    // output rows: each slice reorders the input rows its windows read, convolves them with all
+    // the weights and writes its rows back, with no barrier in between. Grouped and small
+    // convolutions run as one slice.
+    const int64_t block = c.dst_blocked ? dst_block : 8;
+    const int64_t blocks = (p.M + block - 1) / block;
+    const int64_t macs = p.M * p.os * c.w_per_out;
+    const int64_t threads = p.G == 1 ? current_num_threads() : 1;
+    const int64_t k_max = std::max<int64_t>(1, std::min(threads, macs / kMinMacsPerSlice));
+    c.by_rows = k_max > 1 && blocks < 2 * k_max && g.out[0] >= 4 * k_max;
+    const int64_t k = c.by_rows ? k_max : std::min(k_max, blocks);
+    const Tag blk_tag = dst_block == 16 ? Tag::nChw16c : Tag::nChw8c;
+    const memory::desc x_user(src_dims, kF32, Tag::nchw), y_user(out_dims(p.M), kF32, Tag::nchw);
+
+    if (c.by_rows) {
+      const int64_t H = p.in[0], W = p.in[1], OW = g.out[1], s0 = g.strides[0], win = g.window(0);
+      for (int64_t j = 0; j < k; ++j) {
+        ConvSlice s;
+        s.oc = p.M;
+        s.h0 = g.out[0] * j / k;
+        const int64_t h1 = g.out[0] * (j + 1) / k;
+        s.rows = h1 - s.h0;
+        // Input rows [r0, r1) the windows of output rows [h0, h1) read; the rest is padding.
+        const int64_t start = s.h0 * s0 - g.pads[0], end = (h1 - 1) * s0 - g.pads[0] + win;
+        const int64_t r0 = std::max<int64_t>(0, start), r1 = std::min(H, end);
+        if (r1 <= r0) return nullptr;
+        const memory::dims in_d = {1, p.C, r1 - r0, W}, out_d = {1, p.M, h1 - s.h0, OW};
+        const memory::desc src_md_j(in_d, kF32, c.src_blocked ? blk_tag : Tag::nchw);
+        const memory::desc dst_md_j(out_d, kF32, c.dst_blocked ? blk_tag : Tag::nchw);
+        auto pd = conv_pd(src_md_j, p.M, dst_md_j, {r0 - start, g.pads[1]}, {end - r1, g.pads[3]});
+        if (is_reference(pd) || !(pd.src_desc() == src_md_j) || !(pd.dst_desc() == dst_md_j)) return nullptr;
+        s.conv = dnnl::convolution_forward(pd);
+        s.w_buf = AlignedBuffer(pd.weights_desc().get_size());
+        s.scratch_buf = AlignedBuffer(pd.scratchpad_desc().get_size());
+        s.src_buf = AlignedBuffer(src_md_j.get_size());
+        s.dst_buf = AlignedBuffer(dst_md_j.get_size());
+        if (!s.w_buf.ok_for(1) || !s.scratch_buf.ok_for(pd.scratchpad_desc().get_size()) || !s.src_buf.ok_for(1) ||
+            !s.dst_buf.ok_for(1))
+          return nullptr;
+        s.w_user = memory(memory::desc(w_dims(p.M), kF32, w_tag), onednn_engine(), DNNL_MEMORY_NONE);
+        s.w_packed = memory(pd.weights_desc(), onednn_engine(), s.w_buf.data());
+        s.pack = dnnl::reorder(s.w_user, s.w_packed);
+        if (has_bias) s.bias = memory(pd.bias_desc(), onednn_engine(), DNNL_MEMORY_NONE);
+        // The slice's rows of X and Y: strided views of the whole NCHW image (handle = image start).
+        s.x_user = memory(x_user.submemory_desc(in_d, {0, 0, r0, 0}), onednn_engine(), DNNL_MEMORY_NONE);
+        s.src = memory(src_md_j, onednn_engine(), s.src_buf.data());
+        s.block = dnnl::reorder(s.x_user, s.src);
+        s.dst = memory(dst_md_j, onednn_engine(), s.dst_buf.data());
+        s.y_user = memory(y_user.submemory_desc(out_d, {0, 0, s.h0, 0}), onednn_engine(), DNNL_MEMORY_NONE);
+        s.unblock = dnnl::reorder(s.dst, s.y_user);
+        s.scratch = memory(pd.scratchpad_desc(), onednn_engine(), s.scratch_buf.data());
+        c.slices.push_back(std::move(s));
+      }
+      return std::unique_ptr<OneDnnConv>(new OneDnnConv(std::move(impl)));
+    }
+
+    if (c.src_blocked) c.src_buf = AlignedBuffer(src_md.get_size());
+    const int64_t m_padded = c.dst_blocked ? blocks * block : p.M;
+    if (c.dst_blocked) c.dst_buf = AlignedBuffer(static_cast<size_t>(m_padded * p.os) * sizeof(float));
+    if ((c.src_blocked && !c.src_buf.ok_for(1)) || (c.dst_blocked && !c.dst_buf.ok_for(1))) return nullptr;
+
+    for (int64_t j = 0; j < k; ++j) {
+      ConvSlice s;
+      s.o0 = blocks * j / k * block;
+      s.oc = std::min(p.M, blocks * (j + 1) / k * block) - s.o0;
+      const memory::desc dst_md = memory::desc(out_dims(s.oc), kF32, c.dst_blocked ? blk_tag : Tag::nchw);
+      auto pd = conv_pd(src_md, s.oc, dst_md);
+      if (is_reference(pd) || !(pd.src_desc() == src_md) || !(pd.dst_desc() == dst_md)) return nullptr;
+      s.conv = dnnl::convolution_forward(pd);
+      s.w_buf = AlignedBuffer(pd.weights_desc().get_size());
+      s.scratch_buf = AlignedBuffer(pd.scratchpad_desc().get_size());
+      if (!s.w_buf.ok_for(pd.weights_desc().get_size()) || !s.scratch_buf.ok_for(pd.scratchpad_desc().get_size()))
+        return nullptr;
+      s.w_user = memory(memory::desc(w_dims(s.oc), kF32, w_tag), onednn_engine(), DNNL_MEMORY_NONE);
+      s.w_packed = memory(pd.weights_desc(), onednn_engine(), s.w_buf.data());
+      s.pack = dnnl::reorder(s.w_user, s.w_packed);
+      if (has_bias) s.bias = memory(pd.bias_desc(), onednn_engine(), DNNL_MEMORY_NONE);
+      s.src = c.src_blocked ? memory(src_md, onednn_engine(), c.src_buf.data())
+                            : memory(src_md, onednn_engine(), DNNL_MEMORY_NONE);
+      if (c.dst_blocked) {
+        // For one image a run of whole channel blocks is contiguous in the blocked buffer.
+        s.dst = memory(dst_md, onednn_engine(), static_cast<float*>(c.dst_buf.data()) + s.o0 * p.os);
+        s.y_user = memory(memory::desc(out_dims(s.oc), kF32, Tag::nchw), onednn_engine(), DNNL_MEMORY_NONE);
+        s.unblock = dnnl::reorder(s.dst, s.y_user);
+      } else {
+        s.dst = memory(dst_md, onednn_engine(), DNNL_MEMORY_NONE);
+      }
+      s.scratch = memory(pd.scratchpad_desc(), onednn_engine(), s.scratch_buf.data());
+      c.slices.push_back(std::move(s));
+    }
+
+    // The input reorder, cut by channel blocks into as many pieces as slices when the blocks allow.
+    if (c.src_blocked) {
+      const int64_t sb = channel_block(src_md);
+      const int64_t cblocks = sb > 0 && p.C % sb == 0 ? p.C / sb : 0;
+      const int64_t pieces = cblocks > 0 ? std::min(k, cblocks) : 1;
+      for (int64_t j = 0; j < pieces; ++j) {
+        SrcPiece piece;
+        if (pieces == 1) {
+          piece.from = memory(src_plain, onednn_engine(), DNNL_MEMORY_NONE);
+          piece.to = memory(src_md, onednn_engine(), c.src_buf.data());
+        } else {
+          piece.c0 = cblocks * j / pieces * sb;
+          const int64_t cn = cblocks * (j + 1) / pieces * sb - piece.c0;
+          const memory::dims d = {1, cn, p.in[0], p.in[1]};
+          piece.from = memory(memory::desc(d, kF32, Tag::nchw), onednn_engine(), DNNL_MEMORY_NONE);
+          piece.to = memory(memory::desc(d, kF32, sb == 16 ? Tag::nChw16c : Tag::nChw8c), onednn_engine(),
+                            static_cast<float*>(c.src_buf.data()) + piece.c0 * p.is);
+        }
+        piece.reorder = dnnl::reorder(piece.from, piece.to);
+        c.pieces.push_back(std::move(piece));
+      }
+    }
+    return std::unique_ptr<OneDnnConv>(new OneDnnConv(std::move(impl)));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+Status OneDnnConv::pack_weights(const float* w) const {
+  Impl& c = *impl_;
+  for (ConvSlice& s : c.slices) s.w_user.set_data_handle(const_cast<float*>(w) + s.o0 * c.w_per_out);
+  // Set by any failing chunk; read after parallel_for returns, which makes the chunks' writes visible.
+  std::atomic<bool> ok{true};
+  parallel_for(static_cast<int64_t>(c.slices.size()), 1, [&](int64_t b, int64_t e) {
+    OneDnnSingleThread one;
+    for (int64_t j = b; j < e; ++j) {
+      ConvSlice& s = c.slices[static_cast<size_t>(j)];
+      if (!execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}}))
+        ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN weight reorder failed");
+}
+
+Status OneDnnConv::run(const float* x, const float* bias, float* y) const {
+  Impl& c = *impl_;
+  // Set by any failing chunk; read after the parallel_fors return (see pack_weights).
+  std::atomic<bool> ok{true};
+  auto check = [&](bool executed) {
+    if (!executed) ok.store(false, std::memory_order_relaxed);
+  };
+  auto convolve = [&](ConvSlice& s) {
+    if (bias) {
+      check(execute(s.conv, {{DNNL_ARG_SRC, s.src.get()},
+                             {DNNL_ARG_WEIGHTS, s.w_packed.get()},
+                             {DNNL_ARG_BIAS, s.bias.get()},
+                             {DNNL_ARG_DST, s.dst.get()},
+                             {DNNL_ARG_SCRATCHPAD, s.scratch.get()}}));
+    } else {
+      check(execute(s.conv, {{DNNL_ARG_SRC, s.src.get()},
+                             {DNNL_ARG_WEIGHTS, s.w_packed.get()},
+                             {DNNL_ARG_DST, s.dst.get()},
+                             {DNNL_ARG_SCRATCHPAD, s.scratch.get()}}));
+    }
+  };
+  for (int64_t n = 0; n < c.N; ++n) {
+    float* xn = const_cast<float*>(x) + n * c.C * c.is;
+    float* yn = y + n * c.M * c.os;
+    if (c.by_rows) {
+      // Handles before the chunks start, as below.
+      for (ConvSlice& s : c.slices) {
+        s.x_user.set_data_handle(xn);
+        s.y_user.set_data_handle(yn);
+        if (bias) s.bias.set_data_handle(const_cast<float*>(bias));
+      }
+      parallel_for(static_cast<int64_t>(c.slices.size()), 1, [&](int64_t b, int64_t e) {
+        OneDnnSingleThread one;
+        for (int64_t j = b; j < e; ++j) {
+          ConvSlice& s = c.slices[static_cast<size_t>(j)];
+          check(execute(s.block, {{DNNL_ARG_FROM, s.x_user.get()}, {DNNL_ARG_TO, s.src.get()}}));
+          convolve(s);
+          check(execute(s.unblock, {{DNNL_ARG_FROM, s.dst.get()}, {DNNL_ARG_TO, s.y_user.get()}}));
+          if (!c.act_in_dnnl) {
+            for (int64_t m = 0; m < c.M; ++m) {
+              float* ys = yn + m * c.os + s.h0 * c.OW;
+              c.act.visit([&](auto f) { epilogue_row(f, ys, static_cast<const float*>(nullptr), s.rows * c.OW); });
+            }
+          }
+        }
+      });
+      continue;
+    }
+    // Handles are set here, on the calling thread, before the chunks that read them start
+    // (parallel_for publishes everything written before it to the workers).
+    for (SrcPiece& piece : c.pieces) piece.from.set_data_handle(xn + piece.c0 * c.is);
+    for (ConvSlice& s : c.slices) {
+      if (!c.src_blocked) s.src.set_data_handle(xn);
+      if (bias) s.bias.set_data_handle(const_cast<float*>(bias) + s.o0);
+      (c.dst_blocked ? s.y_user : s.dst).set_data_handle(yn + s.o0 * c.os);
+    }
+    if (c.src_blocked) {
+      parallel_for(static_cast<int64_t>(c.pieces.size()), 1, [&](int64_t b, int64_t e) {
+        OneDnnSingleThread one;
+        for (int64_t j = b; j < e; ++j) {
+          SrcPiece& piece = c.pieces[static_cast<size_t>(j)];
+          check(execute(piece.reorder, {{DNNL_ARG_FROM, piece.from.get()}, {DNNL_ARG_TO, piece.to.get()}}));
+        }
+      });
+    }
+    parallel_for(static_cast<int64_t>(c.slices.size()), 1, [&](int64_t b, int64_t e) {
+      OneDnnSingleThread one;
+      for (int64_t j = b; j < e; ++j) {
+        ConvSlice& s = c.slices[static_cast<size_t>(j)];
+        convolve(s);
+        if (c.dst_blocked) check(execute(s.unblock, {{DNNL_ARG_FROM, s.dst.get()}, {DNNL_ARG_TO, s.y_user.get()}}));
+        if (!c.act_in_dnnl) {
+          float* ys = yn + s.o0 * c.os;
+          c.act.visit([&](auto f) { epilogue_row(f, ys, static_cast<const float*>(nullptr), s.oc * c.os); });
+        }
+      }
+    });
+  }
+  return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN convolution failed");
+}
+
+#else  // !SDX_WITH_ONEDNN
+
+struct OneDnnConv::Impl {};
+OneDnnConv::OneDnnConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnConv::~OneDnnConv() = default;
+std::unique_ptr<OneDnnConv> OneDnnConv::make(const ConvPlan&, const FusedActivation&, bool) { return nullptr; }
+Status OneDnnConv::pack_weights(const float*) const { return unimplemented("built without oneDNN"); }
+Status OneDnnConv::run(const float*, const float*, float*) const { return unimplemented("built without oneDNN"); }
+int OneDnnConv::num_slices() const { return 0; }
+
+#endif
+
+std::optional<Status> run_onednn_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
+                                      const Tensor& w, const Tensor* b, Tensor& y) {
+  if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32))
+    return std::nullopt;
+  std::unique_ptr<OneDnnConv> conv = OneDnnConv::make(p, act, b != nullptr);
+  if (!conv) return std::nullopt;
+  SDX_RETURN_IF_ERROR(conv->pack_weights(w.data<float>()), "");
+  return conv->run(x.data<float>(), b ? b->data<float>() : nullptr, y.data<float>());
+}
+
+std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const FusedActivation& act,
+                                                       const backend::PrepareContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const bool has_b = ctx.num_inputs() > 2 && ctx.has_input(2);
+  const Tensor* b = has_b ? &ctx.input(2) : nullptr;
+  if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32))
+    return nullptr;
+  std::unique_ptr<OneDnnConv> conv = OneDnnConv::make(p, act, has_b);
+  if (!conv) return nullptr;
+  // Weights from an initializer are packed once, now; others before every call.
+  const bool packed = ctx.input_is_constant(1);
+  if (packed && !conv->pack_weights(w.data<float>()).is_ok()) return nullptr;
+  return backend::bind_call([conv = std::move(conv), packed, px = x.data<float>(), pw = w.data<float>(),
+                             pb = b ? b->data<float>() : nullptr, py = ctx.output(0).data<float>()] {
+    if (!packed) SDX_RETURN_IF_ERROR(conv->pack_weights(pw), "");
+    return conv->run(px, pb, py);
+  });
+}
+
+}  // namespace sdx::cpu

@@ -1,0 +1,63 @@
+// Internals shared by the oneDNN-backed kernels (onednn_conv.cc, onednn_pool.cc); only compiled
+// with SDX_WITH_ONEDNN and only included by those .cc files (dnnl.hpp is a heavy header).
+//
+//   OneDnnSingleThread one;                        // see onednn.h
+//   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn_engine());
+//   execute(prim, {{DNNL_ARG_SRC, src.get()}, {DNNL_ARG_DST, dst.get()}});
+#pragma once
+
+#if !SDX_WITH_ONEDNN
+#error "onednn_util.h needs SDX_WITH_ONEDNN"
+#endif
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+
+namespace sdx::cpu {
+
+// The CPU engine (one per process; oneDNN engines are thread-safe).
+inline dnnl::engine& onednn_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// A stream per thread: primitives of one slice run on the thread that claimed the slice, and
+// oneDNN does not promise that one stream may be used from several threads at once.
+inline dnnl::stream& onednn_stream() {
+  thread_local dnnl::stream stream(onednn_engine());
+  return stream;
+}
+
+// Runs a primitive on this thread's stream through the C API (an argument array, so the C++
+// wrapper's std::unordered_map is not built on every call). CPU streams execute synchronously.
+inline bool execute(const dnnl::primitive& p, std::initializer_list<dnnl_exec_arg_t> args) {
+  return dnnl_primitive_execute(p.get(), onednn_stream().get(), static_cast<int>(args.size()), args.begin()) ==
+         dnnl_success;
+}
+
+// A zero-filled, 64-byte aligned byte buffer owned by a primitive (packed weights, blocked
+// activations, scratchpads). Zero-filled so the channel padding of blocked layouts reads as 0.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes) {
+    if (bytes == 0) return;
+    const size_t size = (bytes + 63) / 64 * 64;
+    data_.reset(std::aligned_alloc(64, size));
+    if (data_) std::memset(data_.get(), 0, size);
+  }
+  bool ok_for(size_t bytes) const { return bytes == 0 || data_ != nullptr; }
+  void* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data_;
+};
+
+}  // namespace sdx::cpu
