@@ -25,6 +25,9 @@ import numpy as np
 # Relative errors divide by max(|reference|, REL_FLOOR * max|reference|) so that reference values near zero
 # (common after normalizations) do not turn a tiny absolute error into a huge relative one.
 REL_FLOOR = 1e-3
+# Pause before each block of calls: the previous engine's spinning worker threads (onnxruntime's pool
+# spins by default) would otherwise take a core from the engine timed next (see bench/timing.py).
+SETTLE_S = 0.01
 
 
 class BenchError(Exception):
@@ -148,6 +151,8 @@ def time_interleaved(engines: dict, feeds: dict, runs: int, block: int) -> dict:
         shift = r % len(order)
         calls = min(block, runs - r * block)
         for name in order[shift:] + order[:shift]:
+            # A pause first, so worker threads the previous engine left spinning go idle (bench/timing.py).
+            time.sleep(SETTLE_S)
             run, out = engines[name].run, samples[name]
             for _ in range(calls):
                 t0 = clock()

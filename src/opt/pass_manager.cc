@@ -57,10 +57,11 @@ Result<OptimizationReport> optimize(ir::Graph& graph, const OptimizerOptions& op
         changed += n.value();
         rep.rewrites_per_pass[i].second += n.value();
         SDX_RETURN_IF_ERROR(graph.sort_topologically(), std::string("after optimizer pass ") + pass.name());
-        if (options.verify_each_pass) {
-          SDX_RETURN_IF_ERROR(ir::infer_types(graph), std::string("type inference after optimizer pass ") + pass.name());
+        // Values a rewrite created get their types (and static shapes) before the next pass matches on
+        // them, whether or not each pass is verified, so tests and production optimize alike.
+        SDX_RETURN_IF_ERROR(ir::infer_types(graph), std::string("type inference after optimizer pass ") + pass.name());
+        if (options.verify_each_pass)
           SDX_RETURN_IF_ERROR(ir::verify(graph), std::string("verifier after optimizer pass ") + pass.name());
-        }
       }
       if (changed == 0) break;  // fixpoint
     }
