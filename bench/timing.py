@@ -6,12 +6,13 @@ import time
 import numpy as np
 
 
-# Pause before each block. Engines keep their worker threads spinning for a while after a call
-# (onnxruntime's intra-op pool spins by default, for tens of milliseconds while its caller stays busy);
-# without a pause those spinning threads take a core from the engine timed next. Measured on ResNet-18
-# at 2 threads: sdx 19 ms alone, 27-37 ms right after onnxruntime blocks, 20 ms with a 5 ms pause;
-# onnxruntime's own figure does not change. Both engines get the same pause, as between requests.
-SETTLE_S = 0.01
+# Pause before each block. Engines keep their worker threads spinning after a call (onnxruntime's
+# intra-op pool spins by default, for tens of milliseconds), and those threads take a core from the
+# engine timed next in the same process. Measured on ResNet-18 at 2 threads, blocks of one call: sdx
+# 19 ms alone but 26-38 ms right after an onnxruntime block with a 10-30 ms pause, 19 ms after 60 ms or
+# more; onnxruntime's own figure stays at 17-18 ms whatever the pause. Both engines get the same pause,
+# as between requests to a server.
+SETTLE_S = 0.1
 
 
 def time_block(sess, feeds: dict, calls: int, out: list, settle_s: float = SETTLE_S) -> None:

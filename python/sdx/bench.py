@@ -27,7 +27,7 @@ import numpy as np
 REL_FLOOR = 1e-3
 # Pause before each block of calls: the previous engine's spinning worker threads (onnxruntime's pool
 # spins by default) would otherwise take a core from the engine timed next (see bench/timing.py).
-SETTLE_S = 0.01
+SETTLE_S = 0.1
 
 
 class BenchError(Exception):
