@@ -30,7 +30,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
-from timing import summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+from timing import make_ort, summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
 
 from models import dispatch_chain  # noqa: E402  (bench/models.py; HERE is sys.path[0])
 
@@ -45,15 +45,6 @@ def make_sdx(model_bytes: bytes, threads: int):
         opts.intra_op_num_threads = threads
     return sdx.InferenceSession(model_bytes, opts)
 
-
-def make_ort(model_bytes: bytes, threads: int):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
 def main() -> int:

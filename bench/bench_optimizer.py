@@ -34,7 +34,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
-from timing import summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+from timing import make_feeds, make_ort, summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
 
 
 def _load_test_models():
@@ -65,29 +65,6 @@ def make_sdx(model_bytes: bytes, threads: int, optimizer: bool):
     return sdx.InferenceSession(model_bytes, opts)
 
 
-def make_ort(model_bytes: bytes, threads: int):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
-
-
-def make_feeds(sess, seed: int) -> dict:
-    """Random float inputs; an int64 attention mask of ones with the last quarter of the last row padding."""
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for arg in sess.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
-        if arg.type == "tensor(int64)":
-            mask = np.ones(shape, np.int64)
-            mask[-1, -max(1, shape[-1] // 4):] = 0
-            feeds[arg.name] = mask
-        else:
-            feeds[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    return feeds
 
 
 def max_diff(a: list, b: list) -> float:

@@ -36,7 +36,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 import numpy as np  # noqa: E402
 
 from models import SUITE_MODELS, sgemm  # noqa: E402  (bench/models.py; HERE is sys.path[0])
-from timing import summarize, time_block  # noqa: E402
+from timing import make_feeds, make_ort, summarize, time_block  # noqa: E402
 
 # Issue 5 acceptance: p50 ratio sdx/onnxruntime at most this, per (model, engine).
 THRESHOLDS = {
@@ -67,29 +67,6 @@ def make_sdx(data: bytes, threads: int, fp16: bool = False, int8: bool = False):
     return sdx.InferenceSession(data, opts)
 
 
-def make_ort(data: bytes, threads: int):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    return ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
-
-
-def make_feeds(sess, seed: int) -> dict:
-    """Random normal floats; an int64 attention mask of ones with the last quarter as padding."""
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for arg in sess.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
-        if arg.type == "tensor(int64)":
-            mask = np.ones(shape, np.int64)
-            mask[..., -max(1, shape[-1] // 4):] = 0
-            feeds[arg.name] = mask
-        else:
-            feeds[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    return feeds
 
 
 def interleave(engines: dict, feeds: dict, rounds: int, block: int) -> dict:

@@ -1,4 +1,5 @@
-"""Timing helpers shared by the benchmark scripts (interleaved blocks of calls, percentile summaries)."""
+"""Helpers shared by the benchmark scripts: the onnxruntime session they compare against, random feeds,
+interleaved blocks of calls and percentile summaries."""
 from __future__ import annotations
 
 import time
@@ -32,3 +33,31 @@ def summarize(ns: list) -> dict:
     us = np.asarray(ns, dtype=np.float64) / 1e3
     return {"calls": int(us.size), "p50_us": float(np.percentile(us, 50)), "p90_us": float(np.percentile(us, 90)),
             "mean_us": float(us.mean()), "min_us": float(us.min())}
+
+
+def make_ort(model_bytes: bytes, threads: int):
+    """onnxruntime as the benchmarks run it: CPU provider, `threads` intra-op threads, sequential, default
+    graph optimizations."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def make_feeds(sess, seed: int) -> dict:
+    """Random normal float32 inputs (symbolic dims as 1); an int64 input is an attention mask of ones with
+    the last quarter of the last axis as padding."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for arg in sess.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
+        if arg.type == "tensor(int64)":
+            mask = np.ones(shape, np.int64)
+            mask[..., -max(1, shape[-1] // 4):] = 0
+            feeds[arg.name] = mask
+        else:
+            feeds[arg.name] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
