@@ -17,7 +17,6 @@ repository paths from sys.path itself.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -30,7 +29,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
-from timing import make_ort, summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+from timing import make_ort, platform_info, summarize, time_block, versions, write_json  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
 
 from models import dispatch_chain  # noqa: E402  (bench/models.py; HERE is sys.path[0])
 
@@ -112,13 +111,10 @@ def main() -> int:
             "warmup": warmup, "rounds": args.rounds, "block": args.block,
             "engines": stats, "ratio_p50": ratio, "acceptance_ratio": ACCEPTANCE_RATIO, "pass": passed,
             "outputs_allclose": same, "max_abs_diff": diff,
-            "versions": {"sdx": sdx.__version__, "onnxruntime": ort.__version__, "numpy": np.__version__,
-                         "python": platform.python_version()},
-            "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count()},
+            "versions": versions(),
+            "machine": platform_info(),
         }
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
-        print(f"wrote {args.json}")
+        write_json(args.json, report)
     return 0 if same else 1
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import sys
@@ -34,7 +33,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
-from timing import make_feeds, make_ort, summarize, time_block  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
+from timing import make_feeds, make_ort, platform_info, summarize, time_block, versions, write_json  # noqa: E402  (bench/timing.py; HERE is sys.path[0])
 
 
 def _load_test_models():
@@ -159,13 +158,10 @@ def main() -> int:
         report = {
             "benchmark": "optimizer", "threads": args.threads, "warmup": args.warmup, "rounds": args.rounds,
             "block": args.block, "models": results,
-            "versions": {"sdx": sdx.__version__, "onnxruntime": ort.__version__, "numpy": np.__version__,
-                         "python": platform.python_version()},
-            "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count()},
+            "versions": versions(),
+            "machine": platform_info(),
         }
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
-        print(f"wrote {args.json}")
+        write_json(args.json, report)
     return 0 if all_close else 1
 
 

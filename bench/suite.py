@@ -22,7 +22,6 @@ outputs disagree with onnxruntime (the acceptance verdicts are printed, not turn
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -36,7 +35,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 import numpy as np  # noqa: E402
 
 from models import SUITE_MODELS, sgemm  # noqa: E402  (bench/models.py; HERE is sys.path[0])
-from timing import make_feeds, make_ort, summarize, time_block  # noqa: E402
+from timing import make_feeds, make_ort, platform_info, summarize, time_block, versions, write_json  # noqa: E402
 
 # Issue 5 acceptance: p50 ratio sdx/onnxruntime at most this, per (model, engine).
 THRESHOLDS = {
@@ -281,13 +280,10 @@ def main() -> int:
             "benchmark": "suite", "threads": args.threads, "warmup": args.warmup, "rounds": args.rounds,
             "models": results, "machine": machine, "int8_available": args.int8_available,
             "thresholds": {f"{m}/{e}": v for (m, e), v in THRESHOLDS.items()},
-            "versions": {"sdx": sdx.__version__, "onnxruntime": ort.__version__, "numpy": np.__version__,
-                         "python": platform.python_version()},
-            "platform": {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count()},
+            "versions": versions(),
+            "platform": platform_info(),
         }
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
-        print(f"wrote {args.json}")
+        write_json(args.json, report)
     return 0 if all(r["fp32_agrees"] for r in results) else 1
 
 

@@ -61,3 +61,30 @@ def make_feeds(sess, seed: int) -> dict:
         else:
             feeds[arg.name] = rng.standard_normal(shape).astype(np.float32)
     return feeds
+
+
+def versions() -> dict:
+    """Versions of what a benchmark measured, for its JSON report."""
+    import platform
+
+    import onnxruntime as ort
+    import sdx
+
+    return {"sdx": sdx.__version__, "onnxruntime": ort.__version__, "numpy": np.__version__,
+            "python": platform.python_version()}
+
+
+def platform_info() -> dict:
+    """The machine a benchmark ran on, for its JSON report."""
+    import os
+    import platform
+
+    return {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count()}
+
+
+def write_json(path: str, report: dict) -> None:
+    import json
+
+    with open(path, "w") as f:
+        json.dump(report, f, indent=2)
+    print(f"wrote {path}")
