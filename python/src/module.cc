@@ -13,6 +13,8 @@
 #include <map>
 #include <mutex>
 
+#include "backend/cpu/parallel_copy.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/printer.h"
@@ -201,13 +203,9 @@ nb::dict report_to_py(const runtime::ExecutionReport& r) {
   return d;
 }
 
-// A numpy copy of a tensor (the engine's memory is reused by the next run).
-nb::object tensor_to_numpy(const Tensor& t) {
-  nb::dlpack::dtype dt;
-  if (!dtype_to_dlpack(t.dtype(), &dt)) return nb::none();
-  const size_t n = t.nbytes();
-  auto* buf = static_cast<uint8_t*>(::operator new(n ? n : 1));
-  if (n) std::memcpy(buf, t.raw_data(), n);
+// Wraps `buf` (from ::operator new, holding a copy of t's bytes: the engine's memory is reused by the
+// next run) as a numpy array that owns it.
+nb::object numpy_owning(const Tensor& t, uint8_t* buf, nb::dlpack::dtype dt) {
   nb::capsule owner(buf, [](void* p) noexcept { ::operator delete(p); });
   size_t shape[16];
   const int rank = t.rank();
@@ -292,11 +290,39 @@ class PySession {
       pool_->release(std::move(ctx));
       raise(st);
     }
+    // Copy the tensor outputs out of the engine's memory (reused by the next run) with the GIL
+    // released and the session's threads: a decode step returns its whole KV cache.
+    const size_t num_out = ctx->num_outputs();
+    std::vector<uint8_t*> copies(num_out, nullptr);
+    std::vector<nb::dlpack::dtype> dts(num_out);
+    size_t total = 0;
+    for (size_t i = 0; i < num_out; ++i) {
+      const Datum& d = ctx->output(i);
+      if (!d.is_tensor() || !dtype_to_dlpack(d.as_tensor().dtype(), &dts[i])) continue;
+      const size_t bytes = d.as_tensor().nbytes();
+      copies[i] = static_cast<uint8_t*>(::operator new(bytes ? bytes : 1));
+      total += bytes;
+    }
+    {
+      nb::gil_scoped_release release;
+      cpu::ScopedThreadPool bind_threads(session_->thread_pool());
+      auto copy = [&](size_t i) {
+        if (copies[i]) cpu::parallel_copy(copies[i], ctx->output(i).as_tensor().raw_data(),
+                                          ctx->output(i).as_tensor().nbytes());
+      };
+      if (total >= cpu::kParallelCopyMinBytes && num_out > 1) {
+        cpu::parallel_for(static_cast<int64_t>(num_out), 1, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) copy(static_cast<size_t>(i));
+        });
+      } else {
+        for (size_t i = 0; i < num_out; ++i) copy(i);
+      }
+    }
     nb::list result;
     bool general = false;
-    for (size_t i = 0; i < ctx->num_outputs(); ++i) {
+    for (size_t i = 0; i < num_out; ++i) {
       const Datum& d = ctx->output(i);
-      nb::object o = d.is_tensor() ? tensor_to_numpy(d.as_tensor()) : nb::none();
+      nb::object o = copies[i] ? numpy_owning(d.as_tensor(), copies[i], dts[i]) : nb::none();
       if (o.is_none()) {
         general = true;
         o = datum_to_py(d);  // decoded by the Python side

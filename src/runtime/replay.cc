@@ -3,6 +3,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "backend/cpu/parallel_copy.h"
+#include "backend/cpu/thread_pool.h"
 #include "jit/fused_kernel.h"
 #include "runtime/jit_plan.h"
 
@@ -79,6 +81,7 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     InputCopy copy{st.raw_data(), st.dtype() == DType::kString ? 0 : st.nbytes(),
                    st.dtype() == DType::kString ? st.numel() : 0};
     h->inputs_.push_back(copy);
+    h->input_bytes_ += copy.bytes;
     h->copy_input(copy, args[i].data);
     f.slots[static_cast<size_t>(v)] = Datum::tensor(st);
     pin(v, st);
@@ -334,13 +337,27 @@ inline Status ReplayHandle::run_op(const Op& op, bool* diverged) {
 
 Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
   *diverged = false;
-  for (size_t i = 0; i < inputs_.size(); ++i) copy_input(inputs_[i], args[i].data);
+  copy_inputs(args);
   if (!armed_.empty() && segment_resolved()) return replay_swapping(diverged);
   for (const Op& op : ops_) {
     SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
     if (*diverged) return Status::ok();
   }
   return Status::ok();
+}
+
+void ReplayHandle::copy_inputs(const TensorArg* args) const {
+  // Large inputs (a KV cache) are copied by the pool: one input split in pieces, several spread
+  // over the threads whole.
+  if (inputs_.size() == 1 && inputs_[0].strings == 0) {
+    cpu::parallel_copy(inputs_[0].dst, args[0].data, inputs_[0].bytes);
+  } else if (input_bytes_ >= cpu::kParallelCopyMinBytes) {
+    cpu::parallel_for(static_cast<int64_t>(inputs_.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) copy_input(inputs_[static_cast<size_t>(i)], args[i].data);
+    });
+  } else {
+    for (size_t i = 0; i < inputs_.size(); ++i) copy_input(inputs_[i], args[i].data);
+  }
 }
 
 void ReplayHandle::copy_input(const InputCopy& c, const void* src) {

@@ -93,6 +93,7 @@ class ReplayHandle {
     bool probing = false, matched = false;
   };
   static void copy_input(const InputCopy& c, const void* src);
+  void copy_inputs(const TensorArg* args) const;
   Status run_op(const Op& op, bool* diverged);
   // Arms the segments of entry.jit whose steps were all bound (end of capture).
   void arm_segments(PlanEntry& entry);
@@ -110,6 +111,7 @@ class ReplayHandle {
   std::vector<Expect> verify_;
   std::vector<int> release_;  // value indices
   std::vector<InputCopy> inputs_;
+  size_t input_bytes_ = 0;  // sum of inputs_[i].bytes
   std::vector<int> output_values_;
   std::vector<bool> output_static_;
   std::vector<NodePhase> node_phases_;

@@ -93,6 +93,9 @@ class Session {
   const opt::OptimizationReport& optimization() const { return optimization_; }
   // The kernel JIT (null when options().jit.enabled is false or the mode is SLOT_BY_SLOT).
   jit::JitEngine* jit() const { return jit_.get(); }
+  // The intra-op pool (null with one thread), for callers that copy results out with it
+  // (cpu::ScopedThreadPool + cpu::parallel_copy).
+  cpu::ThreadPool* thread_pool() const { return threads_.get(); }
   // Waits until the JIT has no compile in flight (true) or timeout_s passed (false); true without a JIT.
   bool wait_for_jit(double timeout_s) const;
 

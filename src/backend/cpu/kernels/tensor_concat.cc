@@ -1,10 +1,13 @@
 // Tensor-manipulation kernels that join, split or repeat tensors:
 // Concat, Split, Tile, Expand, Compress.
 #include <algorithm>
+#include <type_traits>
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/parallel_copy.h"
 #include "backend/cpu/tensor_util.h"
 #include "backend/cpu/tensor_values.h"
+#include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 
@@ -49,12 +52,30 @@ class ConcatKernel final : public backend::Kernel {
     return dispatch_storage(x0.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* py = y.data<T>();
-      int64_t col = 0;
-      for (const Tensor* t : xs) {
-        const int64_t block = t->shape().size_between(ax, r);
-        const T* px = t->data<T>();
-        for (int64_t o = 0; o < outer; ++o) copy_n(px + o * block, block, py + o * out_block + col);
-        col += block;
+      auto copy_rows = [&](int64_t begin, int64_t end) {
+        int64_t col = 0;
+        for (const Tensor* t : xs) {
+          const int64_t block = t->shape().size_between(ax, r);
+          const T* px = t->data<T>();
+          for (int64_t o = begin; o < end; ++o) copy_n(px + o * block, block, py + o * out_block + col);
+          col += block;
+        }
+      };
+      // Large outputs (a KV cache growing by one step) are copied by the pool, in runs of outer
+      // rows of at least half kParallelCopyMinBytes; one row (axis 0) by parallel_copy per input.
+      const auto row_bytes = static_cast<size_t>(out_block) * sizeof(T);
+      if (outer == 1 && std::is_trivially_copyable_v<T>) {
+        int64_t col = 0;
+        for (const Tensor* t : xs) {
+          const int64_t block = t->shape().size_between(ax, r);
+          parallel_copy(py + col, t->data<T>(), static_cast<size_t>(block) * sizeof(T));
+          col += block;
+        }
+      } else if (row_bytes * static_cast<size_t>(outer) >= kParallelCopyMinBytes) {
+        const auto grain = static_cast<int64_t>(kParallelCopyMinBytes / 2 / std::max<size_t>(row_bytes, 1));
+        parallel_for(outer, std::max<int64_t>(grain, 1), copy_rows);
+      } else {
+        copy_rows(0, outer);
       }
       return Status::ok();
     }, "Concat");

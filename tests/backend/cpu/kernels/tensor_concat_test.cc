@@ -9,6 +9,37 @@ TEST(TensorConcat, ConcatAxis1) {
   EXPECT_EQ(values<float>((*ys)[0]), (std::vector<float>{1, 3, 4, 2, 5, 6}));
 }
 
+// Large enough to be copied by the session's pool (runs of outer rows; one row per input on axis 0).
+TEST(TensorConcat, LargeConcatsMatchElementwiseCopy) {
+  struct Case {
+    std::vector<int64_t> a, b;
+    int64_t axis;
+  };
+  for (const Case& c : {Case{{1, 4, 128, 64}, {1, 4, 1, 64}, -2}, Case{{3, 5, 333, 17}, {3, 5, 2, 17}, 2},
+                        Case{{20000}, {7001}, 0}, Case{{9, 4099}, {9, 1}, 1}}) {
+    auto fill = [](const std::vector<int64_t>& dims, float base) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::vector<float> v(static_cast<size_t>(n));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = base + static_cast<float>(i);
+      return f32(v, dims);
+    };
+    Tensor a = fill(c.a, 0.0f), b = fill(c.b, 1e7f);
+    auto ys = run_node("Concat", {a, b}, {attr_i("axis", c.axis)});
+    ASSERT_TRUE(ys.is_ok()) << ys.status().to_string();
+    const int r = a.rank();
+    const int ax = static_cast<int>(c.axis < 0 ? c.axis + r : c.axis);
+    const int64_t outer = a.shape().size_between(0, ax);
+    const int64_t ablock = a.shape().size_between(ax, r), bblock = b.shape().size_between(ax, r);
+    std::vector<float> want;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < ablock; ++k) want.push_back(a.data<float>()[o * ablock + k]);
+      for (int64_t k = 0; k < bblock; ++k) want.push_back(b.data<float>()[o * bblock + k]);
+    }
+    EXPECT_EQ(values<float>((*ys)[0]), want) << a.shape().to_string() << " axis " << c.axis;
+  }
+}
+
 TEST(TensorConcat, ConcatMismatchFails) {
   EXPECT_FALSE(run_node("Concat", {f32({1, 2}, {2, 1}), f32({3, 4, 5}, {3, 1})}, {attr_i("axis", 1)}).is_ok());
 }

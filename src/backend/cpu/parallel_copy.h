@@ -1,0 +1,21 @@
+// parallel_copy: a memcpy split over the calling thread's pool (cpu::parallel_for) when it is
+// large enough to pay for waking the workers, used for the big copies of a call: the inputs copied
+// into a plan's static buffers, Concat (a KV cache grows by one row per decode step and is copied
+// whole), and outputs handed to Python.
+//
+//   cpu::parallel_copy(dst, src, bytes);   // == std::memcpy(dst, src, bytes)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sdx::cpu {
+
+// Copies at or above this size are split over the pool, in pieces of at least half of it.
+inline constexpr size_t kParallelCopyMinBytes = size_t{64} << 10;
+
+// std::memcpy(dst, src, bytes) (the ranges must not overlap), split over the bound pool when
+// bytes >= kParallelCopyMinBytes. Without a pool, or nested in a parallel region, one memcpy.
+void parallel_copy(void* dst, const void* src, size_t bytes);
+
+}  // namespace sdx::cpu
