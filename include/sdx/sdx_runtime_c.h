@@ -176,6 +176,7 @@ typedef struct sdx_create_info_t {
   int32_t intra_op_num_threads;           /* threads for kernels that parallelize; 0 = physical cores */
   double plan_cache_memory_fraction;      /* (0, 1]: share of physical memory the plans may hold; 0 = 0.25 */
   int64_t plan_cache_memory_budget_bytes; /* a budget in bytes instead of the fraction; 0 = use the fraction */
+  int32_t inter_op_num_threads;           /* > 1: independent steps run at the same time; 0 or 1 = off */
 } sdx_create_info_t;
 #define SDX_CREATE_INFO_MIN_SIZE sizeof(size_t)
 

@@ -76,6 +76,7 @@ class SessionOptions:
 
     def __init__(self) -> None:
         self.intra_op_num_threads = 0
+        # > 1: run independent steps of the plan at the same time (sdx needs no ORT_PARALLEL mode for it)
         self.inter_op_num_threads = 0
         self.log_severity_level = 2
         self.graph_optimization_level = None  # accepted for compatibility
@@ -103,6 +104,7 @@ class SessionOptions:
     def _to_dict(self) -> dict:
         return {
             "intra_op_num_threads": int(self.intra_op_num_threads),
+            "inter_op_num_threads": max(1, int(self.inter_op_num_threads)),
             # onnxruntime: 0 verbose .. 4 fatal; sdx: 0 errors .. 3 verbose
             "log_level": max(0, 3 - int(self.log_severity_level)),
             "execution_mode": str(self.execution_mode).upper(),

@@ -77,6 +77,7 @@ def cmd_run(args) -> int:
     opts = sdx.SessionOptions()
     if args.threads:
         opts.intra_op_num_threads = args.threads
+    opts.inter_op_num_threads = args.inter_op_threads
     t0 = time.perf_counter()
     sess = sdx.InferenceSession(args.model, opts)
     load_ms = (time.perf_counter() - t0) * 1e3
@@ -187,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--repeat", type=int, default=10, help="timed runs (default 10)")
     r.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
     r.add_argument("--threads", type=int, default=0, help="intra-op threads (default: physical cores)")
+    r.add_argument("--inter-op-threads", type=int, default=1,
+                   help="above 1: run independent steps of the plan at the same time (default 1: off)")
     r.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     r.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
     r.add_argument("--save-outputs", metavar="DIR", help="write each output as DIR/NAME.npy")

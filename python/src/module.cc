@@ -218,6 +218,8 @@ class PySession {
   PySession(nb::object model, nb::dict options) {
     runtime::SessionOptions opts;
     if (options.contains("intra_op_num_threads")) opts.intra_op_num_threads = nb::cast<int>(options["intra_op_num_threads"]);
+    if (options.contains("inter_op_num_threads"))
+      opts.inter_op_num_threads = std::max(1, nb::cast<int>(options["inter_op_num_threads"]));
     if (options.contains("log_level")) opts.log_level = nb::cast<int>(options["log_level"]);
     if (options.contains("warmup_runs")) opts.warmup_runs = std::max(1, nb::cast<int>(options["warmup_runs"]));
     if (options.contains("execution_mode")) {
@@ -424,6 +426,9 @@ class PySession {
     d["fallback_reason"] = pi.fallback;
     d["captured_steps"] = pi.captured_steps;
     d["bound_steps"] = pi.bound_steps;
+    d["waves"] = pi.num_waves;
+    d["concurrent_groups"] = pi.concurrent_groups;
+    d["concurrent_steps"] = pi.concurrent_steps;
     d["slot_by_slot_steps"] = pi.slot_by_slot_steps;
     d["intermediate_bytes"] = pi.intermediate_bytes;
     d["frozen_bytes"] = pi.frozen_bytes;

@@ -94,7 +94,8 @@ static_assert(SDX_DTYPE_INT2 + 1 == sdx::kNumDTypes, "a DType was added: append 
 
 // ---- Shipped struct layouts (LP64). A failure here means an ABI break: append fields instead. ----
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
-static_assert(sizeof(sdx_create_info_t) == 40 && offsetof(sdx_create_info_t, plan_cache_memory_fraction) == 24);
+static_assert(sizeof(sdx_create_info_t) == 48 && offsetof(sdx_create_info_t, plan_cache_memory_fraction) == 24 &&
+              offsetof(sdx_create_info_t, inter_op_num_threads) == 40);  // appended after the 40-byte first layout
 static_assert(sizeof(sdx_tensor_t) == 40 && offsetof(sdx_tensor_t, dtype) == 28 && SDX_TENSOR_MIN_SIZE == 32);
 static_assert(sizeof(sdx_run_info_t) == 8);
 static_assert(offsetof(sdx_execution_report_t, slot_count) == 8 &&
@@ -322,10 +323,11 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
       const int32_t threads = SDX_IN(info, intra_op_num_threads);
       const double fraction = SDX_IN(info, plan_cache_memory_fraction);
       const int64_t budget = SDX_IN(info, plan_cache_memory_budget_bytes);
-      if (warmup < 0 || cache_count < 0 || threads < 0 || budget < 0)
+      const int32_t inter = SDX_IN(info, inter_op_num_threads);
+      if (warmup < 0 || cache_count < 0 || threads < 0 || budget < 0 || inter < 0)
         return fail(SDX_STATUS_INVALID_ARGUMENT, kFn,
-                    "negative num_warmup_iterations, plan_cache_max_count, intra_op_num_threads or "
-                    "plan_cache_memory_budget_bytes (0 means default)");
+                    "negative num_warmup_iterations, plan_cache_max_count, intra_op_num_threads, "
+                    "plan_cache_memory_budget_bytes or inter_op_num_threads (0 means default)");
       if (!(fraction >= 0 && fraction <= 1))
         return fail(
             SDX_STATUS_INVALID_ARGUMENT, kFn,
@@ -333,6 +335,7 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
       if (warmup > 0) o.warmup_runs = warmup;
       if (cache_count > 0) o.plan_cache_max_count = cache_count;
       o.intra_op_num_threads = threads;
+      o.inter_op_num_threads = std::max(1, inter);
       if (fraction > 0) o.plan_cache_memory_fraction = fraction;
       o.plan_cache_memory_budget_bytes = budget;
     }

@@ -69,9 +69,10 @@ class InterpreterContext final : public backend::KernelContext {
 
 }  // namespace
 
-Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported) {
+Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported,
+                              const plan::CompileOptions& options) {
   graph_ = &graph;
-  SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs()), "planning graph '" + graph.name() + "'");
+  SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs(), options), "planning graph '" + graph.name() + "'");
   // Kernels for every node, live or not: plans for fewer outputs use subsets of them.
   for (const auto& node : graph.nodes()) {
     const ir::Node* n = node.get();

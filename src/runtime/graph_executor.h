@@ -49,7 +49,9 @@ class GraphExecutor {
  public:
   // Creates kernels for every node (recursively for subgraphs). Collects every
   // unsupported node into `unsupported` instead of failing at the first.
-  Status prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported);
+  // `options` apply to this graph's plan (subgraphs get the defaults).
+  Status prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported,
+                 const plan::CompileOptions& options = {});
 
   // Binds initializers, then runs all nodes. Graph inputs must already be in frame.slots.
   Status run(Frame& frame) const { return run(frame, plan_); }

@@ -14,6 +14,7 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
   const plan::Plan& p = session.plan();
   PlanIntrospection info;
   info.num_steps = static_cast<int>(p.steps().size());
+  info.num_waves = p.wave_begin().empty() ? 0 : static_cast<int>(p.wave_begin().size()) - 1;
   info.num_dead_nodes = p.num_dead_nodes();
   for (const plan::Step& st : p.steps()) info.num_gap_steps += st.gap ? 1 : 0;
   info.slots.resize(p.slots().size());
@@ -85,6 +86,8 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
       info.captured_steps = e.replay->count(NodePhase::kCaptured);
       info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
       info.bound_steps = e.replay->num_bound();
+      info.concurrent_groups = e.replay->num_concurrent_groups();
+      info.concurrent_steps = e.replay->num_concurrent_steps();
     }
     for (size_t i = 0; i < p.slots().size(); ++i) {
       SlotReport& row = info.slots[i];
@@ -133,6 +136,11 @@ std::string format_introspection(const PlanIntrospection& info) {
     std::snprintf(line, sizeof line, "replay: %d captured steps (%d bound calls, %d through run()), %d gap, %d slot by slot\n",
                   info.captured_steps, info.bound_steps, info.captured_steps - info.bound_steps, info.num_steps - info.captured_steps - info.slot_by_slot_steps,
                   info.slot_by_slot_steps);
+    out += line;
+  }
+  if (info.num_waves > 0) {
+    std::snprintf(line, sizeof line, "inter-op: %d waves; %d groups of bound calls run concurrently (%d steps)\n",
+                  info.num_waves, info.concurrent_groups, info.concurrent_steps);
     out += line;
   }
   std::snprintf(line, sizeof line, "%5s  %-24s %-12s %-14s %-12s %-11s %-10s %-12s %-20s %10s %5s %9s  %s\n", "slot", "name",

@@ -167,7 +167,70 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     h->output_static_.push_back(v->owner() == &g && pinned[static_cast<size_t>(v->index())]);
   }
   h->arm_segments(entry);
+  h->build_groups();
   return h;
+}
+
+void ReplayHandle::build_groups() {
+  groups_.clear();
+  const std::vector<int>& wb = plan_.wave_begin();
+  if (wb.size() < 2) return;
+  if (wave_of_step_.empty()) {
+    wave_of_step_.resize(plan_.steps().size());
+    for (size_t w = 0; w + 1 < wb.size(); ++w)
+      for (int s = wb[w]; s < wb[w + 1]; ++s) wave_of_step_[static_cast<size_t>(s)] = static_cast<int>(w);
+  }
+  auto wave = [&](int step) { return wave_of_step_[static_cast<size_t>(step)]; };
+  // A call may join a concurrent group when it is bound, lies in one wave and frees no eager slot.
+  auto joinable = [&](const Op& op) {
+    return op.bound && wave(op.step) == wave(op.last_step) && op.release_begin == op.release_end;
+  };
+  size_t largest = 0;
+  for (size_t i = 0; i < ops_.size();) {
+    size_t j = i + 1;
+    if (joinable(ops_[i]))
+      while (j < ops_.size() && joinable(ops_[j]) && wave(ops_[j].step) == wave(ops_[i].step)) ++j;
+    const bool concurrent = j - i > 1;
+    if (concurrent) largest = std::max(largest, j - i);
+    // Merge runs of one-at-a-time ops into one group.
+    if (!concurrent && !groups_.empty() && !groups_.back().concurrent)
+      groups_.back().end = static_cast<uint32_t>(j);
+    else
+      groups_.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j), concurrent});
+    i = j;
+  }
+  if (num_concurrent_groups() == 0) groups_.clear();
+  group_status_.assign(largest, Status::ok());
+}
+
+int ReplayHandle::num_concurrent_groups() const {
+  int n = 0;
+  for (const Group& g : groups_) n += g.concurrent ? 1 : 0;
+  return n;
+}
+
+int ReplayHandle::num_concurrent_steps() const {
+  int n = 0;
+  for (const Group& g : groups_)
+    if (g.concurrent)
+      for (uint32_t i = g.begin; i < g.end; ++i) n += ops_[i].last_step - ops_[i].step + 1;
+  return n;
+}
+
+Status ReplayHandle::run_concurrent(uint32_t begin, uint32_t end) {
+  // Each chunk runs whole calls; the statuses are written by distinct chunks and read after
+  // parallel_for returns (its completion count is released by each chunk, acquired by the caller).
+  cpu::parallel_for(static_cast<int64_t>(end - begin), 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) group_status_[static_cast<size_t>(k)] = ops_[begin + k].bound->run();
+  });
+  for (uint32_t k = 0; k < end - begin; ++k) {
+    Status& s = group_status_[k];
+    if (s.is_ok()) continue;
+    Status failed = std::move(s);
+    s = Status::ok();
+    return failed.with_context(plan_.steps()[static_cast<size_t>(ops_[begin + k].step)].node->describe());
+  }
+  return Status::ok();
 }
 
 void ReplayHandle::arm_segments(PlanEntry& entry) {
@@ -297,6 +360,7 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
       i = j;
     }
     ops_.swap(spare_ops_);
+    build_groups();
     for (ArmedSegment& a : armed_)
       if (a.probing && a.matched) owned_.push_back(std::move(a.kernel));
   }
@@ -339,6 +403,19 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
   *diverged = false;
   copy_inputs(args);
   if (!armed_.empty() && segment_resolved()) return replay_swapping(diverged);
+  if (!groups_.empty()) {
+    for (const Group& g : groups_) {
+      if (g.concurrent) {
+        SDX_RETURN_IF_ERROR(run_concurrent(g.begin, g.end), "");
+        continue;
+      }
+      for (uint32_t i = g.begin; i < g.end; ++i) {
+        SDX_RETURN_IF_ERROR(run_op(ops_[i], diverged), "");
+        if (*diverged) return Status::ok();
+      }
+    }
+    return Status::ok();
+  }
   for (const Op& op : ops_) {
     SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
     if (*diverged) return Status::ok();

@@ -22,6 +22,12 @@
 // one that allocates). A kernel that disagrees, or that failed to compile, leaves the unfused
 // steps in place for good; the JitPlan says why. Until it resolves, each replay costs one
 // acquire load per armed segment.
+//
+// Inter-op parallelism: when the plan was compiled in waves (SessionOptions::inter_op_num_threads
+// > 1), consecutive bound calls of one wave form a concurrent group, run at the same time over the
+// session's pool (cpu::parallel_for over the group's calls; each call's own parallel_for then runs
+// inline on its thread). The plan widened liveness to whole waves, so no two calls of a group share
+// memory. Eager steps, and fused segments spanning waves, run one at a time between groups.
 #pragma once
 
 #include <memory>
@@ -61,6 +67,9 @@ class ReplayHandle {
   int num_bound() const { return num_bound_; }  // steps with a BoundKernel
   int count(NodePhase p) const;
   int num_fused_segments() const { return num_fused_; }
+  // Inter-op: groups of calls run concurrently, and the calls in them (0 without waves).
+  int num_concurrent_groups() const;
+  int num_concurrent_steps() const;
 
  private:
   struct Op {
@@ -100,6 +109,9 @@ class ReplayHandle {
   bool segment_resolved() const;
   // A replay that checks the READY kernels against the unfused steps, then swaps them in.
   Status replay_swapping(bool* diverged);
+  // Inter-op: cuts ops_ into groups (after capture and after a swap; allocates).
+  void build_groups();
+  Status run_concurrent(uint32_t begin, uint32_t end);
 
   ReplayHandle(const GraphExecutor& exec, const plan::Plan& plan) : exec_(exec), plan_(plan), frame_(&plan.graph(), nullptr) {}
 
@@ -120,6 +132,14 @@ class ReplayHandle {
   std::vector<ArmedSegment> armed_;
   std::vector<Op> spare_ops_;  // capacity for the ops after a swap (reserved when arming)
   int num_fused_ = 0;
+  // Inter-op: ops_ in runs [begin, end), concurrent or one after another; empty without waves.
+  struct Group {
+    uint32_t begin = 0, end = 0;
+    bool concurrent = false;
+  };
+  std::vector<Group> groups_;
+  std::vector<int> wave_of_step_;       // from the plan's wave_begin()
+  std::vector<Status> group_status_;    // one per call of the largest concurrent group
 };
 
 }  // namespace sdx::runtime

@@ -85,7 +85,7 @@ Status Session::init() {
                             "without it, and please report this): " + st.message());
   }
   std::vector<const ir::Node*> unsupported;
-  SDX_RETURN_IF_ERROR(executor_.prepare(*model_.graph, &unsupported), "");
+  SDX_RETURN_IF_ERROR(executor_.prepare(*model_.graph, &unsupported, compile_options()), "");
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
   for (const ir::Value* v : model_.graph->inputs())
     if (!v->is_initializer()) {
@@ -99,8 +99,9 @@ Status Session::init() {
   // The executor's own plan computes every output; it lives as long as the session.
   full_plan_ = std::shared_ptr<const plan::Plan>(std::shared_ptr<void>(), &executor_.plan());
   cache_ = std::make_unique<PlanCache>(options_.plan_cache_max_count, options_.plan_cache_budget_bytes());
-  const int threads = options_.intra_op_num_threads > 0 ? options_.intra_op_num_threads
-                                                        : cpu::ThreadPool::default_num_threads();
+  const int threads = std::max(options_.inter_op_num_threads, options_.intra_op_num_threads > 0
+                                                                   ? options_.intra_op_num_threads
+                                                                   : cpu::ThreadPool::default_num_threads());
   if (threads > 1) threads_ = std::make_unique<cpu::ThreadPool>(threads);
   if (options_.jit.enabled && options_.execution_mode != ExecutionMode::kSlotBySlot)
     jit_ = std::make_unique<jit::JitEngine>(options_.jit);
@@ -179,7 +180,7 @@ std::shared_ptr<const plan::Plan> Session::plan_for(const std::vector<int>& outp
     if (outs == outputs) return p;
   std::vector<ir::Value*> values;
   for (int o : outputs) values.push_back(model_.graph->outputs()[static_cast<size_t>(o)]);
-  auto compiled = plan::compile(*model_.graph, values);
+  auto compiled = plan::compile(*model_.graph, values, compile_options());
   if (!compiled.is_ok()) return full_plan_;  // cannot happen for graph outputs; the full plan is always right
   auto p = std::make_shared<const plan::Plan>(std::move(compiled).value());
   subset_plans_.emplace_back(outputs, p);

@@ -111,6 +111,8 @@ class Session {
   Status run_frame(const plan::Plan& plan, const TensorArg* inputs, const std::vector<int>& outputs, Context& ctx,
                    StepObserver* observer, const std::vector<Tensor>* planned) const;
   Status freeze(Context& ctx, PlanEntry& e) const;
+  // Waves when inter-op parallelism is on.
+  plan::CompileOptions compile_options() const { return {.waves = options_.inter_op_num_threads > 1}; }
 
 
   ir::Model model_;

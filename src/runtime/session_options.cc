@@ -48,10 +48,12 @@ SessionOptions SessionOptions::from_env(SessionOptions base) {
     if (b > 0) base.plan_cache_memory_budget_bytes = b;
   }
   if (const char* v = std::getenv("SDX_INTRA_OP_THREADS")) base.intra_op_num_threads = std::atoi(v);
+  if (const char* v = std::getenv("SDX_INTER_OP_THREADS")) base.inter_op_num_threads = std::max(1, std::atoi(v));
   if (const char* v = std::getenv("SDX_LOG_LEVEL")) base.log_level = std::atoi(v);
   base.optimizer = opt::OptimizerOptions::from_env(base.optimizer);
   base.jit = jit::JitOptions::from_env(base.jit);
   base.warmup_runs = std::max(1, base.warmup_runs);
+  base.inter_op_num_threads = std::max(1, base.inter_op_num_threads);
   base.plan_cache_max_count = std::max(1, base.plan_cache_max_count);
   return base;
 }

@@ -33,6 +33,11 @@ struct SessionOptions {
   int64_t plan_cache_memory_budget_bytes = 0;
   // Intra-op threads for kernels that parallelize (0 = default: physical cores).
   int intra_op_num_threads = 0;
+  // Inter-op parallelism on independent branches (1 = off). Above 1, plans are ordered in waves of
+  // mutually independent steps, and a replay runs the bound steps of one wave at the same time,
+  // each single-threaded, on the session's one pool, which then has
+  // max(intra_op_num_threads, inter_op_num_threads) threads.
+  int inter_op_num_threads = 1;
   // Log level: 0 = errors only, 1 = warnings, 2 = info, 3 = verbose.
   int log_level = 1;
   // The graph optimizer's controls (SDX_OPTIMIZER_*).

@@ -84,3 +84,38 @@ TEST(Introspection, BadFeedsFailCleanly) {
 
 }  // namespace
 }  // namespace sdx::runtime
+
+namespace sdx::runtime {
+namespace {
+
+TEST(Introspection, ReportsWavesAndConcurrentGroupsWithInterOp) {
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("g");
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::fixed(4), Dim::fixed(8)}));
+  auto node = [&](const char* op, const char* name, std::vector<ir::Value*> in) {
+    ir::Node* n = g.add_node(op, "", name, in, {std::string(name) + "_out"});
+    n->set_opset(17);
+    return n->output(0);
+  };
+  ir::Value* a = node("Relu", "a", {x});  // wave 0: a, b; wave 1: c
+  ir::Value* b = node("Neg", "b", {x});
+  g.add_output(node("Add", "c", {a, b}));
+  SessionOptions o;
+  o.inter_op_num_threads = 2;
+  o.jit.enabled = false;
+  auto s = Session::create(std::move(m), o);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  Tensor t = Tensor::allocate(DType::kFloat32, Shape{4, 8}, cpu_allocator(), true).value();
+  auto info = introspect(**s, {{"x", Datum::tensor(t)}});
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->num_waves, 2);
+  EXPECT_EQ(info->concurrent_groups, 1);
+  EXPECT_EQ(info->concurrent_steps, 2);
+  EXPECT_NE(format_introspection(*info).find("inter-op: 2 waves; 1 groups of bound calls run concurrently (2 steps)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sdx::runtime

@@ -360,3 +360,83 @@ TEST(Replay, VariablesTheOptimizerFoldedAreRefused) {
 
 }  // namespace
 }  // namespace sdx::runtime
+
+namespace sdx::runtime {
+namespace {
+
+// x[rows, 1024] -> `branches` independent chains (Mul c_i, Sigmoid, Add c_i, Tanh) -> Sum -> y;
+// plus a gap (NonZero) on branch 0's first output, so one wave mixes eager and bound steps.
+std::unique_ptr<Session> branches(int count, int64_t rows, SessionOptions opts, bool gap = false) {
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("g");
+  ir::Value* x = m.graph->add_input("x", TypeInfo::tensor(DType::kFloat32));
+  auto add = [&](const std::string& op, std::vector<ir::Value*> ins, const std::string& out) {
+    ir::Node* n = m.graph->add_node(op, "", op + "_" + out, ins, {out});
+    n->set_opset(17);
+    return n->output(0);
+  };
+  std::vector<ir::Value*> ends;
+  for (int b = 0; b < count; ++b) {
+    const std::string p = "b" + std::to_string(b) + "_";
+    ir::Value* c = m.graph->add_initializer(p + "c", floats({0.5f + 0.25f * static_cast<float>(b)}, Shape{1}));
+    ir::Value* v = add("Mul", {x, c}, p + "mul");
+    if (gap && b == 0) m.graph->add_output(add("NonZero", {v}, "nz"));
+    v = add("Sigmoid", {v}, p + "sig");
+    v = add("Add", {v, c}, p + "add");
+    ends.push_back(add("Tanh", {v}, p + "tanh"));
+  }
+  m.graph->add_output(add("Sum", ends, "y"));
+  return std::move(Session::create(std::move(m), opts)).value();
+}
+
+SessionOptions inter_op(int threads) {
+  SessionOptions o;
+  o.inter_op_num_threads = threads;
+  o.jit.enabled = false;  // the JIT would fuse a wave's elementwise steps into one kernel
+  return o;
+}
+
+// Replaying waves concurrently gives the bits of the sequential replay: each step's kernel computes
+// the same whatever thread it runs on. Also run under ThreadSanitizer (the name has "Concurren").
+TEST(InterOp, ConcurrentWavesMatchSequentialReplayBitwise) {
+  for (bool gap : {false, true}) {
+    auto par = branches(5, 64, inter_op(2), gap);
+    auto seq = branches(5, 64, inter_op(1), gap);
+    Tensor x = Tensor::allocate(DType::kFloat32, Shape{64, 1024}).value();
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 977) * 0.01f - 4.f;
+    auto pctx = par->create_context(), sctx = seq->create_context();
+    const int64_t dims[] = {64, 1024};
+    TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
+    for (int i = 0; i < 6; ++i) {
+      x.data<float>()[i] = static_cast<float>(i);  // new values each call
+      ASSERT_TRUE(par->run(*pctx, &arg, 1).is_ok());
+      ASSERT_TRUE(seq->run(*sctx, &arg, 1).is_ok());
+      const size_t y = pctx->num_outputs() - 1;
+      ASSERT_EQ(values_of(pctx->output(y)), values_of(sctx->output(y))) << "call " << i << " gap " << gap;
+    }
+    ASSERT_EQ(pctx->phase(), PlanPhase::kReplaying);
+    const ReplayHandle& h = *pctx->current()->replay;
+    // Waves: Mul x5 | Sigmoid x5 (+ NonZero) | Add x5 | Tanh x5 | Sum; four of them run concurrently.
+    EXPECT_EQ(h.num_concurrent_groups(), 4) << "gap " << gap;
+    EXPECT_EQ(h.num_concurrent_steps(), 20) << "gap " << gap;
+    EXPECT_EQ(seq->run(*sctx, &arg, 1).is_ok(), true);
+    EXPECT_EQ(sctx->current()->replay->num_concurrent_groups(), 0);
+  }
+}
+
+TEST(InterOp, SteadyStateConcurrentReplayMakesNoHeapAllocations) {
+  auto s = branches(4, 8, inter_op(2));
+  auto ctx = s->create_context();
+  Tensor x = floats(std::vector<float>(8 * 1024, 0.5f), Shape{8, 1024});
+  const int64_t dims[] = {8, 1024};
+  TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
+  ASSERT_GT(ctx->current()->replay->num_concurrent_groups(), 0);
+  const uint64_t heap_before = test::heap_allocations();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
+  EXPECT_EQ(test::heap_allocations() - heap_before, 0u);
+}
+
+}  // namespace
+}  // namespace sdx::runtime
