@@ -214,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
 
     add_bench_parser(sub)
 
+    from .profiling import add_parser as add_profile_parser
+
+    add_profile_parser(sub)
+
     c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")
     c.add_argument("--json", metavar="FILE", help="write each case's status and failure reason as JSON")
     c.add_argument("--filter", metavar="REGEX", help="only cases whose name matches")

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "backend/cpu/parallel_copy.h"
+#include "py_status.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
@@ -31,17 +32,9 @@ namespace {
 
 PyObject* g_errors[10] = {};
 
-struct StatusError {
-  Status status;
-};
-
-[[noreturn]] void raise(const Status& s) { throw StatusError{s}; }
-
-template <typename T>
-T unwrap(Result<T> r) {
-  if (!r.is_ok()) raise(r.status());
-  return std::move(r).value();
-}
+using py::raise;
+using py::StatusError;
+using py::unwrap;
 
 nb::list shape_to_py(const ir::TypeInfo& t) {
   nb::list out;
@@ -622,6 +615,7 @@ NB_MODULE(_sdx, m) {
       .def("wait_for_jit", &PySession::wait_for_jit, nb::arg("timeout_s"))
       .def("overridable_initializers", &PySession::overridable_initializers);
 
+  py::bind_obs(m);
   m.def("inspect_model", &inspect_model, nb::arg("path"));
   m.def("optimizer_passes", [] {
     nb::list out;

@@ -1,7 +1,11 @@
 #include "runtime/graph_executor.h"
 
 
+#include <algorithm>
+
 #include "backend/kernel_registry.h"
+#include "obs/observers.h"
+#include "obs/op_timing_tracker.h"
 #include "plan/plan.h"
 
 namespace sdx::runtime {
@@ -15,10 +19,16 @@ const Datum& Frame::lookup(const ir::Value* v) const {
 
 namespace {
 
+// Where a timed step's kernel spent its time asking for output buffers (detailed timing).
+struct PhaseClock {
+  uint64_t first_alloc = 0;  // when the first output buffer was requested (0: none)
+  uint64_t alloc_ns = 0;     // inside allocate_output
+};
+
 class InterpreterContext final : public backend::KernelContext {
  public:
-  InterpreterContext(const ir::Node& node, Frame& frame, const GraphExecutor& exec)
-      : node_(node), frame_(frame), exec_(exec) {}
+  InterpreterContext(const ir::Node& node, Frame& frame, const GraphExecutor& exec, PhaseClock* clock = nullptr)
+      : node_(node), frame_(frame), exec_(exec), clock_(clock) {}
 
   const ir::Node& node() const override { return node_; }
   int num_inputs() const override { return node_.num_inputs(); }
@@ -36,6 +46,16 @@ class InterpreterContext final : public backend::KernelContext {
   bool wants_output(int i) const override { return node_.output(i) != nullptr; }
 
   Result<Tensor> allocate_output(int i, DType dtype, const Shape& shape) override {
+    if (clock_) [[unlikely]] {
+      const uint64_t t0 = obs::now_ns();
+      if (!clock_->first_alloc) clock_->first_alloc = t0;
+      PhaseClock* c = clock_;
+      clock_ = nullptr;
+      Result<Tensor> r = allocate_output(i, dtype, shape);
+      clock_ = c;
+      clock_->alloc_ns += obs::now_ns() - t0;
+      return r;
+    }
     const ir::Value* v = node_.output(i);
     if (v && frame_.planned) {
       const Tensor& p = (*frame_.planned)[static_cast<size_t>(v->index())];
@@ -65,6 +85,7 @@ class InterpreterContext final : public backend::KernelContext {
   const ir::Node& node_;
   Frame& frame_;
   const GraphExecutor& exec_;
+  PhaseClock* clock_;
 };
 
 }  // namespace
@@ -77,12 +98,13 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
   for (const auto& node : graph.nodes()) {
     const ir::Node* n = node.get();
     const backend::KernelDef* def = backend::KernelRegistry::cpu().find(*n);
+    NodeKernel& nk = kernels_[n];
+    const bool onnx = n->domain().empty() || n->domain() == "ai.onnx";
+    nk.names = {obs::intern_name(onnx ? n->op_type() : n->domain() + "." + n->op_type()), obs::intern_name(n->name())};
     if (!def) {
       unsupported->push_back(n);
-      kernels_[n] = nullptr;
     } else {
-      SDX_ASSIGN_OR_RETURN(std::unique_ptr<backend::Kernel> k, def->create(*n), "");
-      kernels_[n] = std::move(k);
+      SDX_ASSIGN_OR_RETURN(nk.kernel, def->create(*n), "");
     }
     for (const ir::Graph* sg : n->subgraphs()) {
       auto sub = std::make_unique<GraphExecutor>();
@@ -95,10 +117,58 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
 
 const backend::Kernel* GraphExecutor::kernel(const ir::Node* node) const {
   auto it = kernels_.find(node);
-  return it == kernels_.end() ? nullptr : it->second.get();
+  return it == kernels_.end() ? nullptr : it->second.kernel.get();
+}
+
+GraphExecutor::NodeNames GraphExecutor::names(const ir::Node* node) const {
+  auto it = kernels_.find(node);
+  return it == kernels_.end() ? NodeNames{} : it->second.names;
+}
+
+Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& frame) const {
+  using obs::TimingPhase;
+  obs::OpTiming rec;
+  PhaseClock clock;
+  const bool phases = (obs::observers() & obs::kObservePhases) != 0;
+  const uint64_t t0 = obs::now_ns();
+  const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
+  auto it = kernels_.find(&node);
+  const backend::Kernel* k = it == kernels_.end() ? nullptr : it->second.kernel.get();
+  if (!k) return unimplemented(node.describe() + " has no kernel");
+  const uint64_t t1 = phases ? obs::now_ns() : 0;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const ir::Value* v = node.input(i);
+    if (v && frame.lookup(v).is_empty())
+      return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
+  }
+  const uint64_t t2 = phases ? obs::now_ns() : 0;
+  InterpreterContext ctx(node, frame, *this, phases ? &clock : nullptr);
+  Status s = k->run(ctx);
+  const uint64_t t3 = obs::now_ns();
+  rec.op = it->second.names.op;
+  rec.node = it->second.names.node;
+  rec.start_ns = t0;
+  auto set = [&](TimingPhase p, uint64_t ns) { rec.phase_ns[static_cast<int>(p)] = obs::clamp_ns(ns); };
+  set(TimingPhase::kTotal, t3 - t0);
+  if (phases) {
+    // The kernel validates its inputs and computes its output shapes before it asks for the first
+    // output buffer: that stretch is SHAPE_CALC; the buffer requests are MEMORY_ALLOC; the rest runs
+    // the kernel proper.
+    const uint64_t shape_end = clock.first_alloc ? clock.first_alloc : t2;
+    set(TimingPhase::kKernelSelect, t1 - t0);
+    set(TimingPhase::kValidation, t2 - t1);
+    set(TimingPhase::kShapeCalc, shape_end - t2);
+    set(TimingPhase::kMemoryAlloc, clock.alloc_ns);
+    set(TimingPhase::kKernelExec, t3 - shape_end - std::min(clock.alloc_ns, t3 - shape_end));
+  }
+  obs::OpTimingTracker::global().record(rec);
+  if (!s.is_ok()) return s.with_context(node.describe());
+  return Status::ok();
 }
 
 Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) const {
+  if (obs::observers() & obs::kObserveTiming) [[unlikely]]
+    return run_step_timed(plan, step, frame);
   const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
   const backend::Kernel* k = kernel(&node);
   if (!k) return unimplemented(node.describe() + " has no kernel");

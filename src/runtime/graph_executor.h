@@ -61,6 +61,12 @@ class GraphExecutor {
   Status run_step(const plan::Plan& plan, int step, Frame& frame) const;
   // The kernel of a node of this graph (null when unsupported).
   const backend::Kernel* kernel(const ir::Node* node) const;
+  // The node's op type and name, interned for the op timing tracker and the event stream.
+  struct NodeNames {
+    const char* op = "";
+    const char* node = "";
+  };
+  NodeNames names(const ir::Node* node) const;
 
   // Runs a subgraph prepared by this executor tree with positional inputs.
   Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, const Frame& parent, std::vector<Datum> inputs) const;
@@ -72,7 +78,13 @@ class GraphExecutor {
  private:
   const ir::Graph* graph_ = nullptr;
   plan::Plan plan_;
-  std::unordered_map<const ir::Node*, std::unique_ptr<backend::Kernel>> kernels_;
+  struct NodeKernel {
+    std::unique_ptr<backend::Kernel> kernel;  // null when unsupported
+    NodeNames names;
+  };
+  std::unordered_map<const ir::Node*, NodeKernel> kernels_;
+  // run_step with the op timing tracker on: the phases of the step, recorded.
+  Status run_step_timed(const plan::Plan& plan, int step, Frame& frame) const;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphExecutor>> subgraphs_;
 };
 

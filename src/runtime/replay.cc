@@ -6,6 +6,8 @@
 #include "backend/cpu/parallel_copy.h"
 #include "backend/cpu/thread_pool.h"
 #include "jit/fused_kernel.h"
+#include "obs/observers.h"
+#include "obs/op_timing_tracker.h"
 #include "runtime/jit_plan.h"
 
 namespace sdx::runtime {
@@ -92,6 +94,8 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     const ir::Node& node = *st.node;
     Op op;
     op.step = op.last_step = static_cast<int>(s);
+    op.op_name = exec.names(&node).op;
+    op.node_name = exec.names(&node).node;
     bool inputs_pinned = true;
     for (int i = 0; i < node.num_inputs(); ++i) {
       const ir::Value* v = node.input(i);
@@ -221,7 +225,7 @@ Status ReplayHandle::run_concurrent(uint32_t begin, uint32_t end) {
   // Each chunk runs whole calls; the statuses are written by distinct chunks and read after
   // parallel_for returns (its completion count is released by each chunk, acquired by the caller).
   cpu::parallel_for(static_cast<int64_t>(end - begin), 1, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) group_status_[static_cast<size_t>(k)] = ops_[begin + k].bound->run();
+    for (int64_t k = b; k < e; ++k) group_status_[static_cast<size_t>(k)] = run_bound(ops_[begin + k]);
   });
   for (uint32_t k = 0; k < end - begin; ++k) {
     Status& s = group_status_[k];
@@ -353,6 +357,8 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
       Op fused = ops_[i];
       fused.bound = sw->kernel.get();
       fused.last_step = last;
+      static const char* const kJitOpName = obs::intern_name("sdx.JitSegment");
+      fused.op_name = kJitOpName;
       size_t j = i;
       while (ops_[j].last_step < last) ++j;
       fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous
@@ -375,9 +381,29 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
   return Status::ok();
 }
 
+Status ReplayHandle::run_bound_timed(const Op& op) {
+  obs::OpTiming rec;
+  rec.op = op.op_name;
+  rec.node = op.node_name;
+  rec.start_ns = obs::now_ns();
+  Status s = op.bound->run();
+  // A bound call is all kernel: validation, shapes, memory and kernel choice were settled at capture.
+  const uint32_t ns = obs::clamp_ns(obs::now_ns() - rec.start_ns);
+  rec.phase_ns[static_cast<int>(obs::TimingPhase::kKernelExec)] = ns;
+  rec.phase_ns[static_cast<int>(obs::TimingPhase::kTotal)] = ns;
+  obs::OpTimingTracker::global().record(rec);
+  return s;
+}
+
+inline Status ReplayHandle::run_bound(const Op& op) {
+  if (obs::observers() & obs::kObserveTiming) [[unlikely]]
+    return run_bound_timed(op);
+  return op.bound->run();
+}
+
 inline Status ReplayHandle::run_op(const Op& op, bool* diverged) {
   if (op.bound) {
-    Status s = op.bound->run();
+    Status s = run_bound(op);
     if (!s.is_ok()) {
       std::string where = plan_.steps()[static_cast<size_t>(op.step)].node->describe();
       if (op.last_step != op.step) where = "fused JIT segment from " + where;

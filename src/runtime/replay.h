@@ -78,6 +78,8 @@ class ReplayHandle {
     int last_step = 0;                            // > step for a fused segment
     uint32_t verify_begin = 0, verify_end = 0;    // frozen outputs to check after an eager run
     uint32_t release_begin = 0, release_end = 0;  // eager slots whose last reader is this step
+    const char* op_name = "";    // interned, for the op timing tracker ("sdx.JitSegment" when fused)
+    const char* node_name = "";  // interned (a fused segment's first node)
   };
   struct Expect {
     int value;
@@ -104,6 +106,9 @@ class ReplayHandle {
   static void copy_input(const InputCopy& c, const void* src);
   void copy_inputs(const TensorArg* args) const;
   Status run_op(const Op& op, bool* diverged);
+  // The bound call, timed when the op timing tracker is on (one relaxed load when it is not).
+  static Status run_bound(const Op& op);
+  static Status run_bound_timed(const Op& op);
   // Arms the segments of entry.jit whose steps were all bound (end of capture).
   void arm_segments(PlanEntry& entry);
   bool segment_resolved() const;

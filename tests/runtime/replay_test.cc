@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../testing/heap_counter.h"
+#include "obs/op_timing_tracker.h"
 #include "runtime/session.h"
 
 namespace sdx::runtime {
@@ -436,6 +437,50 @@ TEST(InterOp, SteadyStateConcurrentReplayMakesNoHeapAllocations) {
   const uint64_t heap_before = test::heap_allocations();
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
   EXPECT_EQ(test::heap_allocations() - heap_before, 0u);
+}
+
+}  // namespace
+}  // namespace sdx::runtime
+
+namespace sdx::runtime {
+namespace {
+
+// The executors report every op they run to the global tracker: bound calls in replay (all
+// KERNEL_EXEC) and slot-by-slot steps (with phases in detailed mode).
+TEST(ReplayTiming, GlobalTrackerSeesEveryExecutedOp) {
+  auto& t = obs::OpTimingTracker::global();
+  const obs::TimingMode before = t.mode();
+  for (ExecutionMode mode : {ExecutionMode::kAuto, ExecutionMode::kSlotBySlot}) {
+    SessionOptions o;
+    o.execution_mode = mode;
+    o.jit.enabled = false;
+    auto s = chain(12, 16, o);
+    auto ctx = s->create_context();
+    Tensor x = floats(std::vector<float>(16, 0.5f), Shape{1, 16});
+    const int64_t dims[] = {1, 16};
+    TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());  // warmup, capture, replay
+    t.set_mode(obs::TimingMode::kDetailed);
+    t.flush();
+    t.reset();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
+    t.set_mode(before);
+    t.flush();
+    uint64_t calls = 0;
+    for (const obs::OpStats& st : t.op_stats()) {
+      calls += st.calls;
+      EXPECT_EQ(st.calls % 5, 0u) << st.op;
+      const double exec = st.phase_total_ns[static_cast<int>(obs::TimingPhase::kKernelExec)];
+      EXPECT_GT(exec, 0) << st.op;
+      if (mode == ExecutionMode::kSlotBySlot)  // the interpreter pays for shapes and buffers each call
+        EXPECT_GT(st.phase_total_ns[static_cast<int>(obs::TimingPhase::kMemoryAlloc)], 0) << st.op;
+      else
+        EXPECT_EQ(st.phase_total_ns[static_cast<int>(obs::TimingPhase::kMemoryAlloc)], 0) << st.op;
+    }
+    EXPECT_EQ(calls, 5u * 12u) << execution_mode_name(mode);
+    EXPECT_EQ(t.overwritten(), 0u);
+    t.reset();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,109 @@
+// Python bindings of the observability layer: the global op timing tracker (sdx.profiling wraps them).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "obs/op_timing_tracker.h"
+#include "obs/timing_report.h"
+#include "py_status.h"
+
+namespace nb = nanobind;
+
+namespace sdx::py {
+namespace {
+
+obs::OpTimingTracker& tracker() { return obs::OpTimingTracker::global(); }
+
+const obs::OpStats* find_op(const std::vector<obs::OpStats>& stats, const std::string& op) {
+  for (const obs::OpStats& s : stats)
+    if (s.op == op) return &s;
+  return nullptr;
+}
+
+nb::dict stats_to_py(const obs::OpStats& s) {
+  nb::dict d;
+  d["op"] = s.op;
+  d["calls"] = s.calls;
+  d["total_ms"] = s.total_ns / 1e6;
+  d["avg_us"] = s.mean_ns / 1e3;
+  d["stddev_us"] = s.stddev_ns / 1e3;
+  d["min_us"] = s.min_ns / 1e3;
+  d["max_us"] = s.max_ns / 1e3;
+  d["p50_us"] = s.p50_ns / 1e3;
+  d["p90_us"] = s.p90_ns / 1e3;
+  d["p99_us"] = s.p99_ns / 1e3;
+  nb::dict phases;
+  for (int p = 0; p < obs::kNumTimingPhases; ++p)
+    phases[obs::timing_phase_name(static_cast<obs::TimingPhase>(p))] = s.phase_total_ns[p] / 1e6;
+  d["phase_total_ms"] = phases;
+  nb::list hist;
+  for (int b = 0; b < obs::TimingHistogram::kBuckets; ++b) hist.append(s.histogram.count(b));
+  d["histogram"] = hist;
+  return d;
+}
+
+}  // namespace
+
+void bind_obs(nb::module_& m) {
+  m.def("op_timing_set_mode", [](const std::string& mode) {
+    obs::TimingMode mo;
+    if (!obs::parse_timing_mode(mode, &mo))
+      raise(invalid_argument("op timing mode must be disabled, simple, detailed or trace, got '" + mode + "'"));
+    tracker().set_mode(mo);
+  });
+  m.def("op_timing_mode", [] { return std::string(obs::timing_mode_name(tracker().mode())); });
+  m.def("op_timing_flush", [] {
+    nb::gil_scoped_release release;
+    tracker().flush();
+  });
+  m.def("op_timing_reset", [] { tracker().reset(); });
+  m.def("op_timing_stats", [] {
+    nb::list out;
+    for (const obs::OpStats& s : tracker().op_stats()) out.append(stats_to_py(s));
+    return out;
+  });
+  m.def("op_timing_thread_stats", [] {
+    nb::list out;
+    for (const obs::ThreadStats& t : tracker().thread_stats()) {
+      nb::dict d;
+      d["thread"] = t.thread;
+      d["calls"] = t.calls;
+      d["total_ms"] = t.total_ns / 1e6;
+      d["overwritten"] = t.overwritten;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("op_timing_counters", [] {
+    nb::dict d;
+    d["recorded"] = tracker().recorded();
+    d["overwritten"] = tracker().overwritten();
+    d["trace_events"] = tracker().trace().size();
+    d["trace_dropped"] = tracker().trace_dropped();
+    return d;
+  });
+  m.def("op_timing_hotspots", [](int top) { return obs::format_hotspots(tracker().op_stats(), top); }, nb::arg("top"));
+  m.def("op_timing_breakdown", [](const std::string& op) {
+    auto stats = tracker().op_stats();
+    const obs::OpStats* s = find_op(stats, op);
+    if (!s) raise(not_found("no timing recorded for op '" + op + "'"));
+    return obs::format_breakdown(*s);
+  });
+  m.def("op_timing_histogram", [](const std::string& op) {
+    auto stats = tracker().op_stats();
+    const obs::OpStats* s = find_op(stats, op);
+    if (!s) raise(not_found("no timing recorded for op '" + op + "'"));
+    return obs::format_histogram(*s);
+  });
+  m.def("op_timing_thread_table", [] { return obs::format_thread_stats(tracker().thread_stats()); });
+  m.def("op_timing_export_csv", [](const std::string& path) {
+    Status s = obs::write_timing_csv(path, tracker().op_stats());
+    if (!s.is_ok()) raise(s);
+  });
+  m.def("op_timing_export_chrome_trace", [](const std::string& path) {
+    Status s = obs::write_chrome_trace(path, tracker().trace());
+    if (!s.is_ok()) raise(s);
+  });
+}
+
+}  // namespace sdx::py

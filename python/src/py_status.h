@@ -1,0 +1,28 @@
+// Errors crossing into Python: a failed Status is thrown as StatusError, which the module's exception
+// translator (module.cc) turns into the sdx exception class of its code.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <utility>
+
+#include "core/status.h"
+
+namespace sdx::py {
+
+struct StatusError {
+  Status status;
+};
+
+[[noreturn]] inline void raise(const Status& s) { throw StatusError{s}; }
+
+template <typename T>
+T unwrap(Result<T> r) {
+  if (!r.is_ok()) raise(r.status());
+  return std::move(r).value();
+}
+
+// Binding groups defined in their own files.
+void bind_obs(nanobind::module_& m);  // obs_bindings.cc: the op timing tracker
+
+}  // namespace sdx::py
