@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "obs/events.h"
 #include "obs/op_timing_tracker.h"
 #include "obs/timing_report.h"
 #include "py_status.h"
@@ -42,9 +43,104 @@ nb::dict stats_to_py(const obs::OpStats& s) {
   return d;
 }
 
+// A Python callable held by a C++ subscription: released with the GIL, from whichever thread drops
+// the last reference; called with the GIL, from whichever thread emits.
+struct PyCallback {
+  nb::object fn;
+  explicit PyCallback(nb::object f) : fn(std::move(f)) {}
+  ~PyCallback() {
+    if (!Py_IsInitialized()) {
+      (void)fn.release();  // the interpreter is gone: nothing left to free it into
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    fn.reset();
+  }
+  void operator()(nb::dict (*convert)(const void*), const void* event) const {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    try {
+      fn(convert(event));
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("sdx event callback");
+    }
+  }
+};
+
+nb::dict kernel_event_to_py(const void* p) {
+  const auto& e = *static_cast<const obs::KernelEvent*>(p);
+  nb::dict d;
+  d["type"] = "kernel";
+  d["op"] = e.op;
+  d["node"] = e.node;
+  d["shapes"] = e.shapes;
+  d["backend"] = e.backend;
+  d["device"] = e.device;
+  d["thread"] = e.thread;
+  d["start_ns"] = e.start_ns;
+  d["time_us"] = e.time_us;
+  d["flops"] = e.flops;
+  d["gflops"] = e.gflops;
+  d["bytes"] = e.bytes;
+  d["gbps"] = e.gbps;
+  return d;
+}
+
+nb::dict memory_event_to_py(const void* p) {
+  const auto& e = *static_cast<const obs::MemoryEvent*>(p);
+  nb::dict d;
+  d["type"] = "memory";
+  d["direction"] = obs::copy_direction_name(e.direction);
+  d["what"] = e.what;
+  d["bytes"] = e.bytes;
+  d["start_ns"] = e.start_ns;
+  d["time_us"] = e.time_us;
+  d["gbps"] = e.gbps;
+  return d;
+}
+
+nb::dict compile_event_to_py(const void* p) {
+  const auto& e = *static_cast<const obs::CompileEvent*>(p);
+  nb::dict d;
+  d["type"] = "compile";
+  d["kernel"] = e.kernel;
+  d["backend"] = e.backend;
+  d["start_ns"] = e.start_ns;
+  d["compile_us"] = e.compile_us;
+  d["cache_hit"] = e.cache_hit;
+  d["ok"] = e.ok;
+  return d;
+}
+
 }  // namespace
 
 void bind_obs(nb::module_& m) {
+  m.def(
+      "events_subscribe",
+      [](nb::object callback, double min_us, std::vector<std::string> kinds) {
+        if (!PyCallable_Check(callback.ptr())) raise(invalid_argument("the event callback must be callable"));
+        auto cb = std::make_shared<PyCallback>(std::move(callback));
+        obs::EventCallbacks c;
+        for (const std::string& k : kinds) {
+          if (k == "kernel")
+            c.kernel = [cb](const obs::KernelEvent& e) { (*cb)(kernel_event_to_py, &e); };
+          else if (k == "memory")
+            c.memory = [cb](const obs::MemoryEvent& e) { (*cb)(memory_event_to_py, &e); };
+          else if (k == "compile")
+            c.compile = [cb](const obs::CompileEvent& e) { (*cb)(compile_event_to_py, &e); };
+          else
+            raise(invalid_argument("event kind must be kernel, memory or compile, got '" + k + "'"));
+        }
+        return obs::EventBus::global().subscribe(std::move(c), min_us);
+      },
+      nb::arg("callback"), nb::arg("min_duration_us"), nb::arg("kinds"));
+  m.def("events_unsubscribe", [](int id) {
+    nb::gil_scoped_release release;  // the last reference to a Python callback is dropped with the GIL
+    return obs::EventBus::global().unsubscribe(id);
+  });
+  m.def("events_record", [](const std::string& path, double min_us) {
+    return unwrap(obs::EventBus::global().record_to_file(path, min_us));
+  });
   m.def("op_timing_set_mode", [](const std::string& mode) {
     obs::TimingMode mo;
     if (!obs::parse_timing_mode(mode, &mo))

@@ -28,6 +28,10 @@ enum class OpCategory : uint8_t {
 };
 const char* op_category_name(OpCategory c);
 
+// Floating-point operations of one execution from the frozen input and output shapes (an input or
+// output may be null when omitted); used for GFLOP/s in kernel events. Rules live in ir/op_cost.h.
+using FlopsFn = double (*)(const Node& node, const std::vector<const Shape*>& in, const std::vector<const Shape*>& out);
+
 // Fills in node outputs' TypeInfo from its inputs' TypeInfo where it can.
 using TypeInferenceFn = std::function<Status(Node& node)>;
 // Fills in node outputs' static shape from its inputs' shapes (and constant inputs)
@@ -65,6 +69,8 @@ class OpSchema {
   }
   OpSchema& infer(TypeInferenceFn fn) { infer_ = std::move(fn); return *this; }
   OpSchema& infer_shape(ShapeInferenceFn fn) { infer_shape_ = std::move(fn); return *this; }
+  // Declares the op's arithmetic cost (MatMul, Gemm, Conv, Attention, ...); ops without one report no GFLOP/s.
+  OpSchema& flops(FlopsFn fn) { flops_ = fn; return *this; }
   // Declares every attribute the op accepts in any opset (tools/onnx_attrs.py prints
   // this list from the ONNX spec). Once declared, the verifier rejects unknown
   // attributes and attributes of the wrong type, naming the node.
@@ -87,6 +93,7 @@ class OpSchema {
   int max_outputs() const { return max_out_; }
   const TypeInferenceFn& inference() const { return infer_; }
   const ShapeInferenceFn& shape_inference() const { return infer_shape_; }
+  FlopsFn flops_fn() const { return flops_; }
 
   // Checks arity of a node against this schema.
   Status check_arity(const Node& node) const;
@@ -104,6 +111,7 @@ class OpSchema {
   int min_in_ = 0, max_in_ = INT_MAX, min_out_ = 1, max_out_ = INT_MAX;
   TypeInferenceFn infer_;
   ShapeInferenceFn infer_shape_;
+  FlopsFn flops_ = nullptr;
   std::vector<AttrSpec> attrs_;
   bool attrs_declared_ = false;
 };

@@ -5,8 +5,27 @@
 
 #include "jit/compiler.h"
 #include "jit/cpp_emitter.h"
+#include "obs/events.h"
+#include "obs/observers.h"
+#include "obs/op_timing_tracker.h"
 
 namespace sdx::jit {
+namespace {
+
+// A CompileEvent for subscribers of the event stream (obs/events.h); `key` names the kernel.
+void emit_compile(const std::string& key, bool cache_hit, double seconds, bool ok, uint64_t start_ns) {
+  if (!(obs::observers() & obs::kObserveEvents)) return;
+  obs::CompileEvent e;
+  e.kernel = obs::intern_name(key.empty() ? "(unnamed)" : key);
+  e.start_ns = start_ns;
+  e.compile_us = seconds * 1e6;
+  e.cache_hit = cache_hit;
+  e.ok = ok;
+  obs::EventBus::global().emit(e);
+}
+
+}  // namespace
+
 
 const char* jit_state_name(JitState s) {
   switch (s) {
@@ -81,6 +100,7 @@ bool JitEngine::try_disk_cache(CompiledSegment& c, const CompilerId& id) {
     ++stats_.disk_cache_hits;
   }
   c.publish_ready(std::move(lib).value(), key, /*cache_hit=*/true, 0);
+  emit_compile(key, /*cache_hit=*/true, 0, /*ok=*/true, obs::now_ns());
   return true;
 }
 
@@ -118,12 +138,15 @@ std::shared_ptr<CompiledSegment> JitEngine::request(const SegmentIR& ir) {
 
 void JitEngine::resolve(CompiledSegment& c) {
   const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t start_ns = obs::now_ns();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto fail = [&](const std::string& why, const std::string& key) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.failed;
     }
     c.publish_failed(why, key);
+    emit_compile(key, /*cache_hit=*/false, seconds(), /*ok=*/false, start_ns);
   };
   const CompilerId id = compiler_id(/*may_run=*/true);
   if (!id.status.is_ok()) return fail(id.status.message(), "");
@@ -153,8 +176,9 @@ void JitEngine::resolve(CompiledSegment& c) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.compiled;
   }
-  c.publish_ready(std::move(lib).value(), key, /*cache_hit=*/false,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const double took = seconds();
+  c.publish_ready(std::move(lib).value(), key, /*cache_hit=*/false, took);
+  emit_compile(key, /*cache_hit=*/false, took, /*ok=*/true, start_ns);
 }
 
 void JitEngine::worker_loop() {

@@ -7,6 +7,7 @@
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
 #include "plan/plan.h"
+#include "runtime/step_profile.h"
 
 namespace sdx::runtime {
 
@@ -161,13 +162,15 @@ Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& fr
     set(TimingPhase::kMemoryAlloc, clock.alloc_ns);
     set(TimingPhase::kKernelExec, t3 - shape_end - std::min(clock.alloc_ns, t3 - shape_end));
   }
-  obs::OpTimingTracker::global().record(rec);
+  if (obs::observers() & obs::kObserveTiming) obs::OpTimingTracker::global().record(rec);
+  if (obs::observers() & obs::kObserveEvents)
+    emit_kernel_event(rec.op, rec.node, profile_step(node, frame), t0, t3 - t0);
   if (!s.is_ok()) return s.with_context(node.describe());
   return Status::ok();
 }
 
 Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) const {
-  if (obs::observers() & obs::kObserveTiming) [[unlikely]]
+  if (obs::observers() & (obs::kObserveTiming | obs::kObserveEvents)) [[unlikely]]
     return run_step_timed(plan, step, frame);
   const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
   const backend::Kernel* k = kernel(&node);

@@ -6,6 +6,7 @@
 #include "backend/cpu/parallel_copy.h"
 #include "backend/cpu/thread_pool.h"
 #include "jit/fused_kernel.h"
+#include "obs/events.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
 #include "runtime/jit_plan.h"
@@ -154,6 +155,7 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
       op.verify_end = static_cast<uint32_t>(h->verify_.size());
       if (phase == NodePhase::kCaptured && !all_pinned) phase = NodePhase::kSlotBySlot;
     }
+    op.profile = profile_step(node, f);
     // Eager slots are freed after their last reader; pinned ones stay in the frame for good.
     op.release_begin = static_cast<uint32_t>(h->release_.size());
     for (int slot : plan.release_at_step()[s]) {
@@ -362,6 +364,8 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
       size_t j = i;
       while (ops_[j].last_step < last) ++j;
       fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous
+      fused.profile = StepProfile{};
+      for (size_t k = i; k <= j; ++k) fused.profile.bytes += ops_[k].profile.bytes;
       spare_ops_.push_back(fused);
       i = j;
     }
@@ -381,23 +385,28 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
   return Status::ok();
 }
 
-Status ReplayHandle::run_bound_timed(const Op& op) {
-  obs::OpTiming rec;
-  rec.op = op.op_name;
-  rec.node = op.node_name;
-  rec.start_ns = obs::now_ns();
+Status ReplayHandle::run_bound_observed(const Op& op) {
+  const uint32_t observers = obs::observers();
+  const uint64_t t0 = obs::now_ns();
   Status s = op.bound->run();
-  // A bound call is all kernel: validation, shapes, memory and kernel choice were settled at capture.
-  const uint32_t ns = obs::clamp_ns(obs::now_ns() - rec.start_ns);
-  rec.phase_ns[static_cast<int>(obs::TimingPhase::kKernelExec)] = ns;
-  rec.phase_ns[static_cast<int>(obs::TimingPhase::kTotal)] = ns;
-  obs::OpTimingTracker::global().record(rec);
+  const uint64_t ns = obs::now_ns() - t0;
+  if (observers & obs::kObserveTiming) {
+    obs::OpTiming rec;
+    rec.op = op.op_name;
+    rec.node = op.node_name;
+    rec.start_ns = t0;
+    // A bound call is all kernel: validation, shapes, memory and kernel choice were settled at capture.
+    rec.phase_ns[static_cast<int>(obs::TimingPhase::kKernelExec)] = obs::clamp_ns(ns);
+    rec.phase_ns[static_cast<int>(obs::TimingPhase::kTotal)] = obs::clamp_ns(ns);
+    obs::OpTimingTracker::global().record(rec);
+  }
+  if (observers & obs::kObserveEvents) emit_kernel_event(op.op_name, op.node_name, op.profile, t0, ns);
   return s;
 }
 
 inline Status ReplayHandle::run_bound(const Op& op) {
-  if (obs::observers() & obs::kObserveTiming) [[unlikely]]
-    return run_bound_timed(op);
+  if (obs::observers() & (obs::kObserveTiming | obs::kObserveEvents)) [[unlikely]]
+    return run_bound_observed(op);
   return op.bound->run();
 }
 
@@ -450,6 +459,8 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
 }
 
 void ReplayHandle::copy_inputs(const TensorArg* args) const {
+  const bool events = (obs::observers() & obs::kObserveEvents) != 0;
+  const uint64_t t0 = events ? obs::now_ns() : 0;
   // Large inputs (a KV cache) are copied by the pool: one input split in pieces, several spread
   // over the threads whole.
   if (inputs_.size() == 1 && inputs_[0].strings == 0) {
@@ -460,6 +471,16 @@ void ReplayHandle::copy_inputs(const TensorArg* args) const {
     });
   } else {
     for (size_t i = 0; i < inputs_.size(); ++i) copy_input(inputs_[i], args[i].data);
+  }
+  if (events) [[unlikely]] {
+    obs::MemoryEvent e;
+    e.what = "inputs";
+    e.bytes = input_bytes_;
+    e.start_ns = t0;
+    const uint64_t ns = obs::now_ns() - t0;
+    e.time_us = static_cast<double>(ns) / 1e3;
+    e.gbps = ns ? static_cast<double>(input_bytes_) / static_cast<double>(ns) : 0.0;
+    obs::EventBus::global().emit(e);
   }
 }
 

@@ -38,6 +38,7 @@
 #include "backend/kernel.h"
 #include "runtime/graph_executor.h"
 #include "runtime/plan_entry.h"
+#include "runtime/step_profile.h"
 #include "runtime/tensor_arg.h"
 
 namespace sdx::runtime {
@@ -80,6 +81,7 @@ class ReplayHandle {
     uint32_t release_begin = 0, release_end = 0;  // eager slots whose last reader is this step
     const char* op_name = "";    // interned, for the op timing tracker ("sdx.JitSegment" when fused)
     const char* node_name = "";  // interned (a fused segment's first node)
+    StepProfile profile;         // for kernel events (a fused segment: its steps' bytes summed)
   };
   struct Expect {
     int value;
@@ -108,7 +110,7 @@ class ReplayHandle {
   Status run_op(const Op& op, bool* diverged);
   // The bound call, timed when the op timing tracker is on (one relaxed load when it is not).
   static Status run_bound(const Op& op);
-  static Status run_bound_timed(const Op& op);
+  static Status run_bound_observed(const Op& op);
   // Arms the segments of entry.jit whose steps were all bound (end of capture).
   void arm_segments(PlanEntry& entry);
   bool segment_resolved() const;

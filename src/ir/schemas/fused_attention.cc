@@ -12,6 +12,7 @@
 // Y[b,h,i] = softmax_j(s_ij) . V[b,h] with s_ij = scale * Q[b,h,i].K[b,h,j], then + mask (additive) or
 // mask_value where the bool mask is false; keys past the causal limit are left out of the softmax. A row
 // with no key inside the causal limit is zero; a row whose scores are all -inf is NaN (as Softmax gives).
+#include "ir/op_cost.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
@@ -35,6 +36,7 @@ SDX_OP_SCHEMA_DOMAIN(Attention, "sdx")
     .inputs(3, 4)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_fused_attention);
+    .infer_shape(shape_fused_attention)
+    .flops(flops_attention);
 
 }  // namespace sdx::ir

@@ -1,4 +1,5 @@
 // Schemas of the neural-network ops (matmul, conv, pooling, resampling, detection).
+#include "ir/op_cost.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
@@ -28,7 +29,8 @@ SDX_OP_SCHEMA(MatMul)
     .inputs(2, 2)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_matmul);
+    .infer_shape(shape_matmul)
+    .flops(flops_matmul);
 SDX_OP_SCHEMA(Gemm)
     .attrs({{"alpha", AttrType::kFloat},
             {"beta", AttrType::kFloat},
@@ -39,7 +41,8 @@ SDX_OP_SCHEMA(Gemm)
     .inputs(2, 3)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_gemm);
+    .infer_shape(shape_gemm)
+    .flops(flops_gemm);
 
 SDX_OP_SCHEMA(Conv)
     .attrs({{"auto_pad", AttrType::kString},
@@ -52,7 +55,8 @@ SDX_OP_SCHEMA(Conv)
     .inputs(2, 3)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_conv_pool(ConvPoolKind::kConv));
+    .infer_shape(shape_conv_pool(ConvPoolKind::kConv))
+    .flops(flops_conv);
 SDX_OP_SCHEMA(ConvTranspose)
     .attrs({{"auto_pad", AttrType::kString},
             {"dilations", AttrType::kInts},
@@ -65,7 +69,8 @@ SDX_OP_SCHEMA(ConvTranspose)
     .category(OpCategory::kConv)
     .inputs(2, 3)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .flops(flops_conv_transpose);
 SDX_OP_SCHEMA(DeformConv)
     .attrs({{"dilations", AttrType::kInts},
             {"group", AttrType::kInt},

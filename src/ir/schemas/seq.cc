@@ -1,4 +1,5 @@
 // Schemas of the attention, recurrent and signal-processing ops (the "seq" family).
+#include "ir/op_cost.h"
 #include "ir/op_schema.h"
 
 namespace sdx::ir {
@@ -17,7 +18,8 @@ SDX_OP_SCHEMA(Attention)
     .category(OpCategory::kAttention)
     .inputs(3, 7)
     .outputs(1, 4)
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .flops(flops_attention);
 SDX_OP_SCHEMA_DOMAIN(FlexAttention, "ai.onnx.preview")
     .attrs({{"prob_mod", AttrType::kGraph},
             {"scale", AttrType::kFloat},
