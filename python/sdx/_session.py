@@ -248,6 +248,26 @@ class InferenceSession:
             return values, {"execution_mode": "SLOT_BY_SLOT", "fallback_reason": "inputs other than plain tensors"}
         return values
 
+    def debug(self, input_feed: dict[str, Any], breakpoints: Iterable[int | str],
+              callback: Any) -> list:
+        """Runs once slot by slot (the debugger forces it) and calls callback(slot, name, op, node, value)
+        right after the step producing each breakpoint's value; `breakpoints` are plan slot indices (as
+        introspect() reports them) or value names; `value` is a numpy array. Returns the outputs."""
+        feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
+
+        def hit(slot, name, op, node, value):
+            callback(slot, name, op, node, _decode(value) if type(value) is tuple else value)
+
+        return [_decode(x) for x in self._sess.debug(feeds, list(breakpoints), hit)]
+
+    def check_replay(self, input_feed: dict[str, Any], atol: float = 0.0) -> dict:
+        """Runs the captured plan and the slot-by-slot reference side by side on input_feed and names the
+        first slot whose values differ (bit for bit, or beyond atol) and the first holding NaN/Inf: replayed,
+        compared, skipped, diverged, first_divergence {slot, step, value, op, node}, max_abs_diff,
+        first_index, nonfinite, first_nonfinite, reference_nonfinite, summary."""
+        feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
+        return self._sess.check_replay(feeds, float(atol))
+
     def introspect(self, input_feed: dict[str, Any]) -> dict:
         """Runs once on input_feed (a warmup) and returns the execution plan: per slot its kind,
         producer, liveness, type, bytes, memory color/offset; and the memory figures

@@ -20,7 +20,9 @@
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/printer.h"
 #include "jit/jit_engine.h"
+#include "runtime/debugger.h"
 #include "runtime/introspection.h"
+#include "runtime/replay_checker.h"
 #include "runtime/session.h"
 #include "testing/conformance.h"
 #include "tools/machine_peak.h"
@@ -395,6 +397,80 @@ class PySession {
   std::string graph_text() const { return ir::print_graph(*session_->model().graph); }
 
   // Runs once on `feeds`, recording shapes, and returns the plan table, memory figures and per-slot rows.
+  // Runs slot by slot with breakpoints (plan slot indices or value names); callback(slot, name, op,
+  // node, value) is called with the GIL at each, the value as numpy (or decoded). Returns the outputs.
+  nb::list debug(nb::list feeds, nb::list breakpoints, nb::object callback) {
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
+    runtime::Debugger dbg(*session_);
+    for (nb::handle b : breakpoints) {
+      Status st = nb::isinstance<nb::int_>(b) ? dbg.break_at_slot(nb::cast<int>(b))
+                                              : dbg.break_at_value(nb::cast<std::string>(b));
+      if (!st.is_ok()) raise(st);
+    }
+    std::vector<Datum> outs;
+    {
+      // The callback runs on this thread; the GIL is released around the run and taken at each breakpoint.
+      nb::gil_scoped_release release;
+      Result<std::vector<Datum>> r = dbg.run(cfeeds, [&](const runtime::BreakpointHit& h) {
+        nb::gil_scoped_acquire gil;
+        nb::object value = nb::none();
+        if (h.value->is_tensor()) {
+          nb::dlpack::dtype dt;
+          const Tensor& t = h.value->as_tensor();
+          if (dtype_to_dlpack(t.dtype(), &dt)) {
+            auto* buf = static_cast<uint8_t*>(::operator new(t.nbytes() ? t.nbytes() : 1));
+            if (t.nbytes()) std::memcpy(buf, t.raw_data(), t.nbytes());
+            value = numpy_owning(t, buf, dt);
+          }
+        }
+        if (value.is_none()) value = datum_to_py(*h.value);
+        callback(h.slot, *h.name, *h.op, *h.node, value);
+      });
+      if (!r.is_ok()) {
+        nb::gil_scoped_acquire gil;
+        raise(r.status());
+      }
+      outs = std::move(r).value();
+    }
+    nb::list result;
+    for (const Datum& d : outs) result.append(datum_to_py(d));
+    return result;
+  }
+
+  nb::dict check_replay(nb::list feeds, double atol) {
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
+    Result<runtime::ReplayCheck> r = invalid_argument("not run");
+    {
+      nb::gil_scoped_release release;
+      r = runtime::check_replay(*session_, cfeeds, atol);
+    }
+    runtime::ReplayCheck c = unwrap(std::move(r));
+    auto loc = [](const runtime::SlotLocation& l) -> nb::object {
+      if (l.slot < 0) return nb::none();
+      nb::dict d;
+      d["slot"] = l.slot;
+      d["step"] = l.step;
+      d["value"] = l.value;
+      d["op"] = l.op;
+      d["node"] = l.node;
+      return d;
+    };
+    nb::dict d;
+    d["replayed"] = c.replayed;
+    d["not_replayed_why"] = c.not_replayed_why;
+    d["compared"] = c.compared;
+    d["skipped"] = c.skipped;
+    d["diverged"] = c.diverged;
+    d["first_divergence"] = loc(c.first_divergence);
+    d["max_abs_diff"] = c.max_abs_diff;
+    d["first_index"] = c.first_index;
+    d["nonfinite"] = c.nonfinite;
+    d["first_nonfinite"] = loc(c.first_nonfinite);
+    d["reference_nonfinite"] = c.reference_nonfinite;
+    d["summary"] = c.summary();
+    return d;
+  }
+
   nb::dict introspect(nb::list feeds) {
     std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
     Result<runtime::PlanIntrospection> info = invalid_argument("not run");
@@ -611,6 +687,8 @@ NB_MODULE(_sdx, m) {
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
+      .def("debug", &PySession::debug, nb::arg("feeds"), nb::arg("breakpoints"), nb::arg("callback"))
+      .def("check_replay", &PySession::check_replay, nb::arg("feeds"), nb::arg("atol"))
       .def("jit_stats", &PySession::jit_stats)
       .def("wait_for_jit", &PySession::wait_for_jit, nb::arg("timeout_s"))
       .def("overridable_initializers", &PySession::overridable_initializers);

@@ -458,6 +458,17 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
   return Status::ok();
 }
 
+Status ReplayHandle::replay_observed(const TensorArg* args, const OpObserver& observer, bool* diverged) {
+  *diverged = false;
+  copy_inputs(args);
+  for (const Op& op : ops_) {
+    SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
+    if (*diverged) return Status::ok();
+    observer(op.step, op.last_step, frame_);
+  }
+  return Status::ok();
+}
+
 void ReplayHandle::copy_inputs(const TensorArg* args) const {
   const bool events = (obs::observers() & obs::kObserveEvents) != 0;
   const uint64_t t0 = events ? obs::now_ns() : 0;

@@ -30,6 +30,7 @@
 // memory. Eager steps, and fused segments spanning waves, run one at a time between groups.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -58,6 +59,12 @@ class ReplayHandle {
   // Runs the call. *diverged is set (and an OK status returned) when the captured bindings
   // no longer hold for these input values; outputs are then not valid.
   Status replay(const TensorArg* args, bool* diverged);
+
+  // Replays like replay(), one call after another (no concurrent groups, no JIT swap), calling
+  // observer(first_step, last_step, frame) after each call; a fused JIT segment is one call over its
+  // steps, whose values consumed only inside the segment are not materialized. For the replay checker.
+  using OpObserver = std::function<void(int first_step, int last_step, const Frame& frame)>;
+  Status replay_observed(const TensorArg* args, const OpObserver& observer, bool* diverged);
 
   // The value of requested output i after a capture or replay.
   const Datum& output(size_t i) const;
