@@ -32,6 +32,7 @@ class CorruptInReplayKernel final : public backend::Kernel {
   }
 };
 SDX_OP_SCHEMA_DOMAIN(CorruptInReplay, "sdx.test")
+    .attrs({})
     .inputs(1, 1)
     .outputs(1, 1)
     .infer(ir::infer_same_as_input(0))
