@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/onednn.h"
 #include "backend/cpu/thread_pool.h"
 #if SDX_WITH_ONEDNN
@@ -41,8 +42,9 @@ OneDnnPool::OneDnnPool(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnPool::~OneDnnPool() = default;
 
 std::unique_ptr<OneDnnPool> OneDnnPool::make(Kind kind, const WindowGeometry& g, const std::vector<int64_t>& in,
-                                             int64_t planes, bool count_include_pad) {
+                                             int64_t planes, bool count_include_pad, bool blocked) {
   if (!onednn_enabled() || g.rank() != 2 || in.size() != 2 || planes <= 0) return nullptr;
+  if (blocked && planes % kChannelBlock != 0) return nullptr;
   memory::dims kernel(2), strides(2), dilation(2), pad_l(2), pad_r(2);
   for (int d = 0; d < 2; ++d) {
     const int64_t w = g.window(d);
@@ -66,15 +68,18 @@ std::unique_ptr<OneDnnPool> OneDnnPool::make(Kind kind, const WindowGeometry& g,
     impl->is = in[0] * in[1];
     impl->os = g.out[0] * g.out[1];
     const int64_t reads = planes * impl->os * g.kernel[0] * g.kernel[1];
-    const int64_t k = std::max<int64_t>(1, std::min<int64_t>({current_num_threads(), planes, reads / kMinReadsPerSlice}));
+    // Slices of whole channel blocks when blocked (a run of them is contiguous, like NCHW planes).
+    const int64_t unit = blocked ? kChannelBlock : 1, units = planes / unit;
+    const int64_t k = std::max<int64_t>(1, std::min<int64_t>({current_num_threads(), units, reads / kMinReadsPerSlice}));
+    const memory::format_tag tag = blocked ? memory::format_tag::nChw16c : memory::format_tag::nchw;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     for (int64_t j = 0; j < k; ++j) {
       PoolSlice s;
-      s.p0 = planes * j / k;
-      const int64_t cp = planes * (j + 1) / k - s.p0;
-      const memory::desc src({1, cp, in[0], in[1]}, kF32, memory::format_tag::nchw);
-      const memory::desc dst({1, cp, g.out[0], g.out[1]}, kF32, memory::format_tag::nchw);
+      s.p0 = units * j / k * unit;
+      const int64_t cp = units * (j + 1) / k * unit - s.p0;
+      const memory::desc src({1, cp, in[0], in[1]}, kF32, tag);
+      const memory::desc dst({1, cp, g.out[0], g.out[1]}, kF32, tag);
       dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, dilation,
                                        pad_l, pad_r);
       dnnl::pooling_v2_forward::primitive_desc pd(d, attr, onednn_engine());
@@ -119,7 +124,8 @@ Status OneDnnPool::run(const float* x, float* y) const {
 struct OneDnnPool::Impl {};
 OneDnnPool::OneDnnPool(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnPool::~OneDnnPool() = default;
-std::unique_ptr<OneDnnPool> OneDnnPool::make(Kind, const WindowGeometry&, const std::vector<int64_t>&, int64_t, bool) {
+std::unique_ptr<OneDnnPool> OneDnnPool::make(Kind, const WindowGeometry&, const std::vector<int64_t>&, int64_t, bool,
+                                             bool) {
   return nullptr;
 }
 Status OneDnnPool::run(const float*, float*) const { return unimplemented("built without oneDNN"); }

@@ -1,4 +1,4 @@
-// Internals shared by the oneDNN-backed kernels (onednn_conv.cc, onednn_pool.cc); only compiled
+// Internals shared by the oneDNN-backed kernels (onednn_conv.cc, onednn_pool.cc, onednn_matmul.cc); only compiled
 // with SDX_WITH_ONEDNN and only included by those .cc files (dnnl.hpp is a heavy header).
 //
 //   OneDnnSingleThread one;                        // see onednn.h
@@ -12,10 +12,14 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
+
+#include "backend/cpu/activation.h"
 
 namespace sdx::cpu {
 
@@ -59,5 +63,30 @@ class AlignedBuffer {
   };
   std::unique_ptr<void, Free> data_;
 };
+
+// Appends act as an eltwise post-op when oneDNN computes it with the bits of sdx's functor (returns
+// true; also for no activation); false for activations the caller applies itself after the
+// primitive. Relu is oneDNN's clip(0, inf) (a max with +0 first: negatives and -0 become +0, NaN
+// becomes 0, as in ReluOp), not its relu, which multiplies negatives by 0 and leaves -0; LeakyRelu
+// with alpha >= 0 differs from LeakyReluOp only in which branch returns a zero, not in the result.
+// Clip stays with ClipOp, which keeps NaN and -0 where oneDNN's max/min would not; oneDNN's Gelu,
+// Sigmoid, Tanh, ... are other approximations than sdx's vector kernels.
+inline bool append_exact_post_op(const FusedActivation& act, dnnl::post_ops& ops) {
+  return act.visit([&](auto f) {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, IdentityActivation>) {
+      return true;
+    } else if constexpr (std::is_same_v<F, ReluOp>) {
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, INFINITY);
+      return true;
+    } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
+      if (!(f.alpha >= 0.f)) return false;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, f.alpha, 0.f);
+      return true;
+    } else {
+      return false;
+    }
+  });
+}
 
 }  // namespace sdx::cpu

@@ -6,10 +6,17 @@
 //   sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B)       (LinearFusion,
 //     QuantizationOptimizations). W' = W of X's type; or, X float32 only: W float16 (widened),
 //     W int8 with W_scale float32 [N]: W'[k, n] = W[k, n] * W_scale[n] (W_scale exactly with int8 W).
-//   sdx.FusedConv(X, W, B?) -> act(Conv(X, W, B)), Conv's attributes              (ConvEpilogueFusion)
+//   sdx.FusedConv(X, W, B?, R?) -> act(Conv(X, W, B) + R), Conv's attributes       (ConvEpilogueFusion,
+//     ConvResidualFusion). R (the residual, a ResNet shortcut) has X's type and exactly the output's
+//     shape; it is added after the bias and before the activation. input_layout / output_layout /
+//     residual_layout: "NCHW" (default) or "NCHW16c", X / Y / R channel-blocked with their logical
+//     shapes unchanged (ConvLayoutOptimizations; float32, 4-D, channels a multiple of 16).
 //   sdx.GatedLinearUnit(A, B) -> act(A) * B, numpy broadcasting                   (GatedDeltaNetFusion)
 //   sdx.GatedLinearUnit(X, axis) -> act(first half of X) * second half along axis
 // (GatedLinearUnit's activation defaults to "silu"; the others' to "none").
+#include <string>
+
+#include "ir/op_cost.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
@@ -62,6 +69,67 @@ Status infer_linear(Node& node) {
   return infer_same_as_input(0)(node);
 }
 
+// FusedConv: the residual R (input 3), when present, has X's element type; a channel-blocked layout
+// names an input that is there, on float32 X.
+Status infer_fused_conv(Node& node) {
+  const Value* x = node.input(0);
+  const Value* r = node.num_inputs() > 3 ? node.input(3) : nullptr;
+  if (x && r && x->type().kind == TypeInfo::Kind::kTensor && r->type().kind == TypeInfo::Kind::kTensor &&
+      x->type().elem != DType::kUndefined && r->type().elem != DType::kUndefined && r->type().elem != x->type().elem)
+    return invalid_argument(std::string("residual R ") + dtype_name(r->type().elem) + " must have X's type " +
+                            dtype_name(x->type().elem));
+  bool blocked = false;
+  for (const char* name : {"input_layout", "output_layout", "residual_layout"}) {
+    const std::string v = node.attr_string(name, "NCHW");
+    if (v != "NCHW" && v != "NCHW16c")
+      return invalid_argument(std::string(name) + " must be \"NCHW\" or \"NCHW16c\", got \"" + v + "\"");
+    blocked = blocked || v != "NCHW";
+  }
+  if (node.attr_string("residual_layout", "NCHW") != "NCHW" && !r)
+    return invalid_argument("residual_layout without a residual input");
+  if (blocked && x && x->type().kind == TypeInfo::Kind::kTensor && x->type().elem != DType::kUndefined &&
+      x->type().elem != DType::kFloat32)
+    return invalid_argument(std::string("channel-blocked layouts need float32, got ") + dtype_name(x->type().elem));
+  return infer_same_as_input(0)(node);
+}
+
+// FusedConv: Conv's output shape, which the residual R (input 3), when present, must have exactly
+// (it does not broadcast); with the output's shape unknown, R gives it.
+Status shape_fused_conv(Node& node) {
+  SDX_RETURN_IF_ERROR(shape_conv_pool(ConvPoolKind::kConv)(node), "");
+  const Dims* r = input_dims(node, 3);
+  const Value* y = node.num_outputs() > 0 ? node.output(0) : nullptr;
+  if (!r || !y) return Status::ok();
+  const auto& out = y->type().shape;
+  if (!out) {
+    set_output_dims(node, 0, *r);
+    return Status::ok();
+  }
+  bool same = out->size() == r->size();
+  for (size_t i = 0; same && i < r->size(); ++i)
+    same = !(*out)[i].is_fixed() || !(*r)[i].is_fixed() || (*out)[i].value == (*r)[i].value;
+  if (!same)
+    return invalid_argument("residual R " + dims_string(*r) + " must have the output's shape " + dims_string(*out));
+  return Status::ok();
+}
+
+// FusedConv: Conv's shape rule (with the residual), and channel-blocked tensors 4-D with a multiple
+// of 16 channels where the channel count is known.
+Status shape_fused_conv_layouts(Node& node) {
+  SDX_RETURN_IF_ERROR(shape_fused_conv(node), "");
+  auto check = [&](const char* attr, const Dims* d) -> Status {
+    if (node.attr_string(attr, "NCHW") == "NCHW" || !d) return Status::ok();
+    if (d->size() != 4 || ((*d)[1].is_fixed() && (*d)[1].value % 16 != 0))
+      return invalid_argument(std::string(attr) + " NCHW16c needs a 4-D tensor with a multiple of 16 channels, got " +
+                              dims_string(*d));
+    return Status::ok();
+  };
+  const Value* y = node.num_outputs() > 0 ? node.output(0) : nullptr;
+  SDX_RETURN_IF_ERROR(check("input_layout", input_dims(node, 0)), "");
+  SDX_RETURN_IF_ERROR(check("output_layout", y && y->type().shape ? &*y->type().shape : nullptr), "");
+  return check("residual_layout", input_dims(node, 3));
+}
+
 }  // namespace
 
 SDX_OP_SCHEMA_DOMAIN(Linear, kSdx)
@@ -70,7 +138,8 @@ SDX_OP_SCHEMA_DOMAIN(Linear, kSdx)
     .inputs(2, 4)
     .outputs(1, 1)
     .infer(infer_linear)
-    .infer_shape(shape_matmul);  // W is 2-D: X [..., K] x W [K, N] -> [..., N]
+    .infer_shape(shape_matmul)  // W is 2-D: X [..., K] x W [K, N] -> [..., N]
+    .flops(flops_matmul);
 
 SDX_OP_SCHEMA_DOMAIN(FusedConv, kSdx)
     .attrs({{"activation", AttrType::kString},
@@ -78,14 +147,18 @@ SDX_OP_SCHEMA_DOMAIN(FusedConv, kSdx)
             {"auto_pad", AttrType::kString},
             {"dilations", AttrType::kInts},
             {"group", AttrType::kInt},
+            {"input_layout", AttrType::kString},
             {"kernel_shape", AttrType::kInts},
+            {"output_layout", AttrType::kString},
             {"pads", AttrType::kInts},
+            {"residual_layout", AttrType::kString},
             {"strides", AttrType::kInts}})
     .category(OpCategory::kConv)
-    .inputs(2, 3)
+    .inputs(2, 4)
     .outputs(1, 1)
-    .infer(infer_same_as_input(0))
-    .infer_shape(shape_conv_pool(ConvPoolKind::kConv));
+    .infer(infer_fused_conv)
+    .infer_shape(shape_fused_conv_layouts)
+    .flops(flops_conv);
 
 SDX_OP_SCHEMA_DOMAIN(GatedLinearUnit, kSdx)
     .attrs({{"activation", AttrType::kString}, {"activation_params", AttrType::kFloats}, {"axis", AttrType::kInt}})

@@ -1,8 +1,10 @@
 // Conv and sdx.FusedConv on oneDNN (onednn_conv.h) against the reference im2col + gemm path
 // (the same kernels with set_onednn_enabled(false)): strides, symmetric and asymmetric pads,
 // dilations, groups and depthwise, odd channel counts, 1x1 / 3x3 / 7x7 kernels, batch 1 and 3,
-// with and without bias and activation; the bound form against run(), bitwise; slicing over a
-// 2-thread pool against one slice, bitwise. Built without oneDNN, the kernels run the reference
+// with and without bias and activation, with a residual (FusedConv's 4th input); channel-blocked
+// X / Y / R (NCHW16c) against the NCHW bits, on oneDNN and on the reference; the bound form against
+// run() at the same pool size, bitwise; slicing over a 2-thread pool against one slice, bitwise on
+// the direct kernels, close under Winograd (whose 3x3 stride-1 cases above run Winograd). Built without oneDNN, the kernels run the reference
 // on both sides and the OneDnnConv-level tests are skipped.
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/conv_gemm.h"
 #include "backend/cpu/onednn.h"
 #include "backend/cpu/onednn_conv.h"
@@ -28,6 +31,22 @@ class ScopedOneDnn {
 
  private:
   bool before_;
+};
+
+// Turns Winograd off (or on) for the scope; restores the switch after.
+class ScopedWinograd {
+ public:
+  explicit ScopedWinograd(bool on) : before_(cpu::winograd_enabled()) { cpu::set_winograd_enabled(on); }
+  ~ScopedWinograd() { cpu::set_winograd_enabled(before_); }
+
+ private:
+  bool before_;
+};
+
+// Binds a pool of the size run_node's sessions use, so that prepare() slices like their run().
+struct SessionSizedPool {
+  cpu::ThreadPool pool{cpu::ThreadPool::default_num_threads()};
+  cpu::ScopedThreadPool bind{&pool};
 };
 
 // |got - want| <= tol * (1 + max |want|) elementwise: the two paths sum in different orders, so
@@ -125,8 +144,29 @@ TEST(OneDnnConv, FusedEqualsConvThenActivationBitwise) {
   }
 }
 
+// With a residual R: every case (channel and row slicing, odd channel counts, groups, batch 3)
+// against the reference, and bit for bit against oneDNN's Conv followed by Add and the activation.
+TEST(OneDnnConv, ResidualMatchesReferenceAndConvAddActivation) {
+  for (const ConvCase& c : conv_cases()) {
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 40), w = random_tensor(DType::kFloat32, c.w, 41, -0.5f, 0.5f);
+    const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 42);
+    const Tensor y = must_run("Conv", {x, w, b}, c.attrs);
+    const Tensor r = random_tensor(DType::kFloat32, y.shape().dims(), 43);
+    for (const ActivationCase& a : {all_activations()[0], all_activations()[1], all_activations()[3]}) {
+      SCOPED_TRACE(c.name + ", " + a.name);
+      std::vector<ir::Attribute> attrs = c.attrs;
+      for (const ir::Attribute& at : a.fused_attrs()) attrs.push_back(at);
+      const NodeSpec spec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b, r}, .attrs = attrs};
+      const Tensor fused = run_with(true, spec);
+      EXPECT_TRUE(close(fused, run_with(false, spec), 1e-5));
+      EXPECT_TRUE(same_bits(fused, apply_activation(a, must_run("Add", {y, r}))));
+    }
+  }
+}
+
 TEST(OneDnnConv, BoundFormMatchesRunBitwise) {
   const HeapCheck heap = cpu::onednn_enabled() ? HeapCheck::kLibraryMayAllocate : HeapCheck::kNone;
+  SessionSizedPool pool;
   for (const ConvCase& c : conv_cases()) {
     SCOPED_TRACE(c.name);
     const Tensor x = random_tensor(DType::kFloat32, c.x, 10), w = random_tensor(DType::kFloat32, c.w, 11, -0.5f, 0.5f);
@@ -143,6 +183,10 @@ TEST(OneDnnConv, BoundFormMatchesRunBitwise) {
     attrs.push_back(attr_s("activation", "relu"));
     expect_bound_matches(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = attrs},
                          {1}, heap);
+    const Tensor r = random_tensor(DType::kFloat32, must_run("Conv", {x, w}, c.attrs).shape().dims(), 13);
+    expect_bound_matches(
+        NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b, r}, .attrs = attrs}, {1, 2},
+        heap);
   }
 }
 
@@ -157,9 +201,10 @@ TEST(OneDnnConv, ReferenceStaysForOtherRanksAndTypes) {
 }
 
 // OneDnnConv itself: one slice without a pool, two slices (of output channels or of rows) under a
-// 2-thread pool; the same bits, and close to the reference conv_forward.
+// 2-thread pool; the same bits on the direct kernels, and close to the reference conv_forward.
 TEST(OneDnnConv, SlicingOverThePoolKeepsTheBits) {
   if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  ScopedWinograd direct(false);
   struct Case {
     std::vector<int64_t> x, w, pads, strides;
   };
@@ -211,6 +256,242 @@ TEST(OneDnnConv, SlicingOverThePoolKeepsTheBits) {
                                  wsb.data(), f);
       });
       EXPECT_TRUE(close(y1, ref));
+    }
+  }
+}
+
+// Winograd takes the 3x3 stride-1 convolutions of 16-channel multiples (not strided, 1x1 or odd
+// channel counts); it repeats its bits for one slicing, stays close to the direct kernels across
+// slicings, and is off with the switch.
+TEST(OneDnnConv, WinogradTakesItsCasesAndRepeatsItsBits) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  auto plan_for = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> strides) {
+    cpu::ConvAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    attrs.strides = std::move(strides);
+    const Shape bs{w[0]};
+    return cpu::ConvPlan::make(attrs, Shape(x), Shape(w), &bs, "Conv").value();
+  };
+  auto relu = cpu::FusedActivation::make("relu", {});
+  ASSERT_TRUE(relu.is_ok());
+  const cpu::ConvPlan p = plan_for({1, 32, 14, 14}, {64, 32, 3, 3}, {1, 1});
+  {
+    ScopedWinograd on(true);
+    EXPECT_TRUE(cpu::OneDnnConv::make(p, *relu, true)->winograd());
+    EXPECT_FALSE(cpu::OneDnnConv::make(plan_for({1, 32, 14, 14}, {64, 32, 3, 3}, {2, 2}), *relu, true)->winograd());
+    EXPECT_FALSE(cpu::OneDnnConv::make(plan_for({1, 24, 14, 14}, {64, 24, 3, 3}, {1, 1}), *relu, true)->winograd());
+  }
+  {
+    ScopedWinograd off(false);
+    EXPECT_FALSE(cpu::OneDnnConv::make(p, *relu, true)->winograd());
+  }
+  const Tensor x = random_tensor(DType::kFloat32, {1, 32, 14, 14}, 66), w = random_tensor(DType::kFloat32, {64, 32, 3, 3}, 67);
+  const Tensor b = random_tensor(DType::kFloat32, {64}, 68);
+  auto run = [&](bool winograd, int threads) {
+    ScopedWinograd scope(winograd);
+    cpu::ThreadPool pool(threads);
+    cpu::ScopedThreadPool bind(&pool);
+    Tensor y = fresh_tensor(DType::kFloat32, p.out_shape, 0);
+    auto conv = cpu::OneDnnConv::make(p, *relu, true);
+    EXPECT_EQ(conv->winograd(), winograd);
+    EXPECT_TRUE(conv->pack_weights(w.data<float>()).is_ok());
+    EXPECT_TRUE(conv->run(x.data<float>(), b.data<float>(), y.data<float>()).is_ok());
+    return y;
+  };
+  const Tensor direct = run(false, 1);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    const Tensor a = run(true, threads), again = run(true, threads);
+    EXPECT_TRUE(same_bits(a, again));
+    EXPECT_TRUE(close(a, direct, 1e-5));
+  }
+}
+
+// With a residual: one slice and two (by channels, by rows) give the same bits, which are those of
+// the convolution without residual followed by relu(y + R).
+TEST(OneDnnConv, ResidualSlicingOverThePoolKeepsTheBits) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  ScopedWinograd direct(false);
+  struct Case {
+    std::vector<int64_t> x, w, pads, strides;
+  };
+  const std::vector<Case> cases = {
+      {{1, 32, 20, 20}, {72, 32, 3, 3}, {1, 1, 1, 1}, {1, 1}},  // by channels, a partial last block
+      {{1, 32, 20, 20}, {16, 32, 3, 3}, {1, 1, 1, 1}, {1, 1}},  // 1 block: by rows
+      {{2, 3, 47, 33}, {16, 3, 7, 7}, {3, 2, 1, 3}, {2, 2}},    // by rows from NCHW input, batch 2
+      {{1, 24, 33, 30}, {8, 24, 3, 3}, {0, 1, 2, 1}, {2, 1}},   // by rows, uneven
+  };
+  for (const Case& cs : cases) {
+    SCOPED_TRACE("X " + Shape(cs.x).to_string() + " W " + Shape(cs.w).to_string());
+    cpu::ConvAttrs attrs;
+    attrs.pads = cs.pads;
+    attrs.strides = cs.strides;
+    const Shape xs(cs.x), ws(cs.w), bs{cs.w[0]};
+    auto plan = cpu::ConvPlan::make(attrs, xs, ws, &bs, "Conv");
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    const Tensor x = random_tensor(DType::kFloat32, xs.dims(), 44), w = random_tensor(DType::kFloat32, ws.dims(), 45);
+    const Tensor b = random_tensor(DType::kFloat32, bs.dims(), 46);
+    const Tensor r = random_tensor(DType::kFloat32, plan->out_shape.dims(), 47, -20.f, 20.f);
+    auto relu = cpu::FusedActivation::make("relu", {});
+    ASSERT_TRUE(relu.is_ok());
+
+    // The expected bits: the convolution alone, then relu(y + R) element by element.
+    Tensor want = fresh_tensor(DType::kFloat32, plan->out_shape, 0);
+    auto plain = cpu::OneDnnConv::make(*plan, cpu::FusedActivation(), true);
+    ASSERT_NE(plain, nullptr);
+    ASSERT_TRUE(plain->pack_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(plain->run(x.data<float>(), b.data<float>(), want.data<float>()).is_ok());
+    for (int64_t i = 0; i < want.numel(); ++i)
+      want.data<float>()[i] = cpu::ReluOp()(want.data<float>()[i] + r.data<float>()[i]);
+
+    Tensor y1 = fresh_tensor(DType::kFloat32, plan->out_shape, 0), y2 = fresh_tensor(DType::kFloat32, plan->out_shape, 0);
+    auto one = cpu::OneDnnConv::make(*plan, *relu, true, true);
+    ASSERT_NE(one, nullptr);
+    ASSERT_TRUE(one->pack_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(one->run(x.data<float>(), b.data<float>(), y1.data<float>(), r.data<float>()).is_ok());
+    EXPECT_TRUE(same_bits(y1, want));
+
+    cpu::ThreadPool pool(2);
+    cpu::ScopedThreadPool bind(&pool);
+    auto two = cpu::OneDnnConv::make(*plan, *relu, true, true);
+    ASSERT_NE(two, nullptr);
+    EXPECT_EQ(two->num_slices(), 2);
+    ASSERT_TRUE(two->pack_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(two->run(x.data<float>(), b.data<float>(), y2.data<float>(), r.data<float>()).is_ok());
+    EXPECT_TRUE(same_bits(y2, want));
+  }
+}
+
+Tensor must_run_spec(const NodeSpec& spec) {
+  auto y = run_single(spec);
+  EXPECT_TRUE(y.is_ok()) << y.status().to_string();
+  return y.is_ok() ? *y : Tensor();
+}
+
+// t (float32 [N, C, H, W], C % 16 == 0) in the channel-blocked layout, or back from it.
+Tensor blocked(const Tensor& t, bool to_blocked = true) {
+  Tensor out = fresh_tensor(DType::kFloat32, t.shape(), 0);
+  const int64_t n = t.shape()[0], c = t.shape()[1], hw = t.shape()[2] * t.shape()[3];
+  if (to_blocked) cpu::block_channels(t.data<float>(), out.data<float>(), n, c, hw);
+  else cpu::unblock_channels(t.data<float>(), out.data<float>(), n, c, hw);
+  return out;
+}
+
+std::vector<ir::Attribute> layout_attrs(std::vector<ir::Attribute> attrs, const cpu::ConvLayouts& lay) {
+  if (lay.x) attrs.push_back(attr_s("input_layout", "NCHW16c"));
+  if (lay.y) attrs.push_back(attr_s("output_layout", "NCHW16c"));
+  if (lay.r) attrs.push_back(attr_s("residual_layout", "NCHW16c"));
+  return attrs;
+}
+
+// Every combination of channel-blocked X, Y and R gives the bits of the NCHW FusedConv, reordered:
+// on oneDNN (by channels, by rows, the gemm-based 1x1) and on the reference path.
+TEST(OneDnnConv, ChannelBlockedLayoutsGiveTheNchwBits) {
+  const std::vector<ConvCase> cases = {
+      {"3x3 16 -> 32", {2, 16, 9, 7}, {32, 16, 3, 3}, {attr_ints("pads", {1, 1, 1, 1})}},
+      {"1x1 stride 2, 32 -> 48", {1, 32, 10, 10}, {48, 32, 1, 1}, {attr_ints("strides", {2, 2})}},
+      {"asymmetric pads, 16 -> 16", {1, 16, 40, 40}, {16, 16, 3, 3}, {attr_ints("pads", {1, 0, 1, 2})}},
+  };
+  for (const ConvCase& c : cases) {
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 50), w = random_tensor(DType::kFloat32, c.w, 51, -0.5f, 0.5f);
+    const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 52);
+    const Tensor r = random_tensor(DType::kFloat32, must_run("Conv", {x, w}, c.attrs).shape().dims(), 53);
+    for (const ActivationCase& a : {all_activations()[0], all_activations()[1], all_activations()[3]}) {
+      for (bool onednn : {true, false}) {
+        ScopedOneDnn scope(onednn);
+        std::vector<ir::Attribute> attrs = c.attrs;
+        for (const ir::Attribute& at : a.fused_attrs()) attrs.push_back(at);
+        auto spec = [&](const Tensor& xi, const Tensor* ri, const cpu::ConvLayouts& lay) {
+          std::vector<Tensor> in = {xi, w, b};
+          if (ri) in.push_back(*ri);
+          return NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = in, .attrs = layout_attrs(attrs, lay)};
+        };
+        const Tensor want = must_run_spec(spec(x, nullptr, {})), want_r = must_run_spec(spec(x, &r, {}));
+        for (int mask = 1; mask < 8; ++mask) {
+          const cpu::ConvLayouts lay{.x = (mask & 1) != 0, .y = (mask & 2) != 0, .r = (mask & 4) != 0};
+          SCOPED_TRACE(c.name + ", " + a.name + (onednn ? ", oneDNN" : ", reference") + ", blocked x/y/r " +
+                       std::to_string(lay.x) + std::to_string(lay.y) + std::to_string(lay.r));
+          const Tensor xi = lay.x ? blocked(x) : x, ri = lay.r ? blocked(r) : r;
+          const Tensor got_r = must_run_spec(spec(xi, &ri, lay));
+          EXPECT_TRUE(same_bits(lay.y ? blocked(got_r, false) : got_r, want_r));
+          if (lay.r) continue;
+          const Tensor got = must_run_spec(spec(xi, nullptr, lay));
+          EXPECT_TRUE(same_bits(lay.y ? blocked(got, false) : got, want));
+        }
+      }
+    }
+  }
+}
+
+TEST(OneDnnConv, ChannelBlockedBoundFormMatchesRunBitwise) {
+  const HeapCheck heap = cpu::onednn_enabled() ? HeapCheck::kLibraryMayAllocate : HeapCheck::kNone;
+  SessionSizedPool pool;
+  const Tensor x = random_tensor(DType::kFloat32, {1, 16, 12, 12}, 54), w = random_tensor(DType::kFloat32, {32, 16, 3, 3}, 55);
+  const Tensor b = random_tensor(DType::kFloat32, {32}, 56), r = random_tensor(DType::kFloat32, {1, 32, 12, 12}, 57);
+  for (int mask = 1; mask < 8; ++mask) {
+    const cpu::ConvLayouts lay{.x = (mask & 1) != 0, .y = (mask & 2) != 0, .r = (mask & 4) != 0};
+    SCOPED_TRACE(mask);
+    const std::vector<ir::Attribute> attrs =
+        layout_attrs({attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "relu")}, lay);
+    expect_bound_matches(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b, r}, .attrs = attrs},
+                         {1, 2}, heap);
+  }
+}
+
+TEST(OneDnnConv, ChannelBlockedLayoutErrors) {
+  const Tensor x = random_tensor(DType::kFloat32, {1, 8, 6, 6}, 58), w = random_tensor(DType::kFloat32, {16, 8, 3, 3}, 59);
+  // X with 8 channels cannot be blocked; an unknown layout; a residual layout without a residual.
+  EXPECT_FALSE(run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w},
+                                   .attrs = {attr_s("input_layout", "NCHW16c")}})
+                   .is_ok());
+  EXPECT_FALSE(run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w},
+                                   .attrs = {attr_s("output_layout", "NHWC")}})
+                   .is_ok());
+  EXPECT_FALSE(run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w},
+                                   .attrs = {attr_s("residual_layout", "NCHW16c")}})
+                   .is_ok());
+  // Blocked layouts are float32 only.
+  const Tensor xd = random_tensor(DType::kFloat64, {1, 16, 6, 6}, 60), wd = random_tensor(DType::kFloat64, {16, 16, 3, 3}, 61);
+  EXPECT_FALSE(run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {xd, wd},
+                                   .attrs = {attr_s("output_layout", "NCHW16c")}})
+                   .is_ok());
+}
+
+// Channel-blocked X, Y and R under a 2-thread pool (by channels and by rows): the bits of one slice.
+TEST(OneDnnConv, ChannelBlockedSlicingOverThePoolKeepsTheBits) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  ScopedWinograd direct(false);
+  struct Case {
+    std::vector<int64_t> x, w;
+  };
+  for (const Case& cs : {Case{{1, 32, 20, 20}, {64, 32, 3, 3}}, Case{{1, 16, 30, 30}, {16, 16, 3, 3}}}) {
+    SCOPED_TRACE("X " + Shape(cs.x).to_string() + " W " + Shape(cs.w).to_string());
+    cpu::ConvAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    const Shape xs(cs.x), ws(cs.w), bs{cs.w[0]};
+    auto plan = cpu::ConvPlan::make(attrs, xs, ws, &bs, "Conv");
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    const Tensor x = blocked(random_tensor(DType::kFloat32, xs.dims(), 62));
+    const Tensor w = random_tensor(DType::kFloat32, ws.dims(), 63), b = random_tensor(DType::kFloat32, bs.dims(), 64);
+    const Tensor r = random_tensor(DType::kFloat32, plan->out_shape.dims(), 65);
+    auto relu = cpu::FusedActivation::make("relu", {});
+    ASSERT_TRUE(relu.is_ok());
+    for (bool r_blocked : {false, true}) {
+      const cpu::ConvLayouts lay{.x = true, .y = true, .r = r_blocked};
+      const Tensor ri = r_blocked ? blocked(r) : r;
+      Tensor y1 = fresh_tensor(DType::kFloat32, plan->out_shape, 0), y2 = fresh_tensor(DType::kFloat32, plan->out_shape, 0);
+      auto one = cpu::OneDnnConv::make(*plan, *relu, true, true, lay);
+      ASSERT_NE(one, nullptr);
+      ASSERT_TRUE(one->pack_weights(w.data<float>()).is_ok());
+      ASSERT_TRUE(one->run(x.data<float>(), b.data<float>(), y1.data<float>(), ri.data<float>()).is_ok());
+      cpu::ThreadPool pool(2);
+      cpu::ScopedThreadPool bind(&pool);
+      auto two = cpu::OneDnnConv::make(*plan, *relu, true, true, lay);
+      ASSERT_NE(two, nullptr);
+      EXPECT_EQ(two->num_slices(), 2);
+      ASSERT_TRUE(two->pack_weights(w.data<float>()).is_ok());
+      ASSERT_TRUE(two->run(x.data<float>(), b.data<float>(), y2.data<float>(), ri.data<float>()).is_ok());
+      EXPECT_TRUE(same_bits(y2, y1));
     }
   }
 }

@@ -1,13 +1,15 @@
 // MaxPool and AveragePool on oneDNN (onednn_pool.h) against the reference pooling (the same
 // kernels with set_onednn_enabled(false)): kernels 2x2 / 3x3 / 3x2, strides, pads, ceil_mode,
 // count_include_pad, dilations, batch 1 and 3, odd channel counts; cases oneDNN declines; the bound
-// form against run(), bitwise; slicing over a 2-thread pool against one slice, bitwise.
+// form against run(), bitwise; slicing over a 2-thread pool against one slice, bitwise; the
+// channel-blocked sdx.BlockedMaxPool / BlockedAveragePool against the NCHW pools.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/onednn.h"
 #include "backend/cpu/onednn_pool.h"
 #include "backend/cpu/thread_pool.h"
@@ -155,6 +157,91 @@ TEST(OneDnnPool, SlicingOverThePoolKeepsTheBits) {
     ASSERT_TRUE(two->run(x.data<float>(), y2.data<float>()).is_ok());
     EXPECT_TRUE(same_bits(y2, y1));
   }
+}
+
+// t (float32 [N, C, H, W], C % 16 == 0) channel-blocked, or back.
+Tensor blocked(const Tensor& t, bool to_blocked = true) {
+  Tensor out = fresh_tensor(DType::kFloat32, t.shape(), 0);
+  const int64_t n = t.shape()[0], c = t.shape()[1], hw = t.shape()[2] * t.shape()[3];
+  if (to_blocked) cpu::block_channels(t.data<float>(), out.data<float>(), n, c, hw);
+  else cpu::unblock_channels(t.data<float>(), out.data<float>(), n, c, hw);
+  return out;
+}
+
+// The blocked pools on oneDNN and on the reference give the NCHW pools' results, reordered (max
+// bitwise; averages to a few ulps on oneDNN, whose blocked and NCHW kernels may sum differently).
+TEST(OneDnnPool, BlockedPoolsGiveTheNchwResults) {
+  const std::vector<PoolCase> cases = {
+      {"3x3 stride 2 pad 1 (ResNet stem)", {2, 32, 15, 14},
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})}},
+      {"ceil_mode with pads", {1, 16, 9, 9},
+       {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1}),
+        attr_i("ceil_mode", 1)}},
+      {"count_include_pad past the pads (oneDNN declines)", {1, 16, 5, 5},
+       {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_i("ceil_mode", 1),
+        attr_i("count_include_pad", 1)}},
+  };
+  for (const PoolCase& c : cases) {
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 7);
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      std::vector<ir::Attribute> attrs;
+      for (const ir::Attribute& a : c.attrs)
+        if (a.name != "count_include_pad" || std::string(op) == "AveragePool") attrs.push_back(a);
+      for (bool onednn : {true, false}) {
+        SCOPED_TRACE(std::string(op) + ", " + c.name + (onednn ? ", oneDNN" : ", reference"));
+        const Tensor want = run_with(onednn, NodeSpec{.op = op, .opset = 19, .inputs = {x}, .attrs = attrs});
+        const Tensor got = blocked(run_with(onednn, NodeSpec{.op = std::string("Blocked") + op, .domain = "sdx", .opset = 1,
+                                                             .inputs = {blocked(x)}, .attrs = attrs}),
+                                   false);
+        if (std::string(op) == "MaxPool" || !onednn) EXPECT_TRUE(same_bits(got, want));
+        else EXPECT_TRUE(close(got, want, 1e-6));
+      }
+    }
+  }
+}
+
+TEST(OneDnnPool, BlockedBoundFormAndSlicingKeepTheBits) {
+  const HeapCheck heap = cpu::onednn_enabled() ? HeapCheck::kLibraryMayAllocate : HeapCheck::kNone;
+  const Tensor x = random_tensor(DType::kFloat32, {3, 32, 30, 30}, 8);
+  const std::vector<ir::Attribute> attrs = {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})};
+  for (const char* op : {"BlockedMaxPool", "BlockedAveragePool"}) {
+    if (cpu::onednn_enabled())
+      expect_bound_matches(NodeSpec{.op = op, .domain = "sdx", .opset = 1, .inputs = {x}, .attrs = attrs}, {}, heap);
+  }
+  if (!cpu::onednn_enabled()) return;
+  cpu::WindowGeometry g;
+  g.kernel = {3, 3};
+  ASSERT_TRUE(g.set_params({1, 1}, {}, {1, 1, 1, 1}).is_ok());
+  ASSERT_TRUE(g.resolve({30, 30}, cpu::AutoPad::kNotSet, false).is_ok());
+  for (auto kind : {cpu::OneDnnPool::Kind::kMax, cpu::OneDnnPool::Kind::kAverage}) {
+    Tensor y1 = fresh_tensor(DType::kFloat32, x.shape(), 0), y2 = fresh_tensor(DType::kFloat32, x.shape(), 0);
+    auto one = cpu::OneDnnPool::make(kind, g, {30, 30}, 3 * 32, false, true);
+    ASSERT_NE(one, nullptr);
+    ASSERT_TRUE(one->run(x.data<float>(), y1.data<float>()).is_ok());
+    cpu::ThreadPool pool(2);
+    cpu::ScopedThreadPool bind(&pool);
+    auto two = cpu::OneDnnPool::make(kind, g, {30, 30}, 3 * 32, false, true);
+    ASSERT_NE(two, nullptr);
+    ASSERT_TRUE(two->run(x.data<float>(), y2.data<float>()).is_ok());
+    EXPECT_TRUE(same_bits(y2, y1));
+  }
+  // Planes that are not whole blocks are declined.
+  EXPECT_EQ(cpu::OneDnnPool::make(cpu::OneDnnPool::Kind::kMax, g, {30, 30}, 24, false, true), nullptr);
+}
+
+TEST(OneDnnPool, BlockedPoolErrors) {
+  const std::vector<ir::Attribute> attrs = {attr_ints("kernel_shape", {2, 2})};
+  // 8 channels, float64, 3-D.
+  EXPECT_FALSE(run_single(NodeSpec{.op = "BlockedMaxPool", .domain = "sdx", .opset = 1,
+                                   .inputs = {random_tensor(DType::kFloat32, {1, 8, 4, 4}, 9)}, .attrs = attrs})
+                   .is_ok());
+  EXPECT_FALSE(run_single(NodeSpec{.op = "BlockedMaxPool", .domain = "sdx", .opset = 1,
+                                   .inputs = {random_tensor(DType::kFloat64, {1, 16, 4, 4}, 9)}, .attrs = attrs})
+                   .is_ok());
+  EXPECT_FALSE(run_single(NodeSpec{.op = "BlockedAveragePool", .domain = "sdx", .opset = 1,
+                                   .inputs = {random_tensor(DType::kFloat32, {1, 16, 4}, 9)},
+                                   .attrs = {attr_ints("kernel_shape", {2})}})
+                   .is_ok());
 }
 
 }  // namespace

@@ -8,9 +8,14 @@
 //   streams W once in its stored precision, split over the pool by blocks of columns; each chunk's bias
 //   and activation run right after its product, on the same thread, while it is in cache. The bound
 //   call repacks a constant W once into contiguous column blocks (same bits, sequential reads).
-// - Larger M: blocks of rows, each a gemm followed by the epilogue over the block while it is in cache
-//   (rows split over the pool). float16/int8 weights are first widened into a float32 copy (per call,
-//   into scratch of the bound call), the int8 scales applied in the epilogue: y = scale[n] * acc + b.
+// - Larger M, float32 X and W with W a graph initializer: oneDNN's matmul primitive on W packed into
+//   its blocked layout (backend/cpu/onednn_matmul.h): once, at prepare(), for the bound call; on every
+//   call for run(). Bias and Relu/LeakyRelu are oneDNN post-ops, other activations sdx's epilogue.
+//   Products too small to gain and builds without oneDNN take the gemm path below.
+// - Otherwise at larger M: blocks of rows, each a gemm followed by the epilogue over the block while it
+//   is in cache (rows split over the pool). float16/int8 weights are first widened into a float32 copy
+//   (per call, into scratch of the bound call), the int8 scales applied in the epilogue:
+//   y = scale[n] * acc + b.
 // Epilogue: bias add then activation (Relu, LeakyRelu and Clip on vectors, see epilogue_row in
 // activation.h).
 //
@@ -21,10 +26,13 @@
 // (always when M <= kSmallMMaxRows for both); a float32 MatMul over B batch matrices of S rows may differ
 // from the [B*S, K] product in the last bits (the BLAS's summation order depends on the shape; tests
 // compare with same_up_to_gemm_order). run() and the bound call share the code, so they agree bit for
-// bit, at any thread count (a dot product is never split across threads).
+// bit, at any thread count (a dot product is never split across threads). Whether the oneDNN path runs
+// is decided from init()'s node (W is an initializer) and the shapes, the same for both; oneDNN's
+// products do not depend on M, so sdx.Linear on oneDNN equals MatMul on oneDNN + Add + activation.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -33,6 +41,7 @@
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
+#include "backend/cpu/onednn_matmul.h"
 #include "backend/cpu/tensor_values.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
@@ -231,6 +240,7 @@ class LinearKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
     SDX_ASSIGN_OR_RETURN(act_, FusedActivation::from_node(node), "sdx.Linear");
+    w_is_initializer_ = onednn_matmul_weight(node, 1);
     return Status::ok();
   }
 
@@ -241,6 +251,11 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     SDX_ASSIGN_OR_RETURN(LinearGeometry g, linear_geometry(x, w, b, sc), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), g.out_shape), "");
+    if (onednn_candidate(x, g)) {
+      if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(), w.data<float>(),
+                                                       b ? b->data<float>() : nullptr, y.data<float>()))
+        return *st;
+    }
     return dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
         [&](auto tag) -> Status {
@@ -261,6 +276,12 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     Result<LinearGeometry> g = linear_geometry(x, w, b, sc);
     if (!g.is_ok() || !output_matches(ctx, 0, x.dtype(), g.value().out_shape)) return no_bound_form();
+    if (onednn_candidate(x, g.value())) {
+      std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
+          bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(), w.data<float>(),
+                             ctx.input_is_constant(1), b ? b->data<float>() : nullptr, ctx.output(0).data<float>());
+      if (onednn) return std::move(*onednn);
+    }
     std::unique_ptr<backend::BoundKernel> bound;
     (void)dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),
@@ -287,7 +308,14 @@ class LinearKernel final : public backend::Kernel {
   }
 
  private:
+  // float32 X and W, W an initializer, more rows than the small-M kernel takes: try oneDNN (which may
+  // still decline, leaving the gemm path).
+  bool onednn_candidate(const Tensor& x, const LinearGeometry& g) const {
+    return w_is_initializer_ && x.dtype() == DType::kFloat32 && !g.lowp && g.M > kSmallMMaxRows;
+  }
+
   FusedActivation act_;
+  bool w_is_initializer_ = false;
 };
 
 const backend::KernelRegistrar kLinear({"Linear", "sdx", 1, backend::kAnyOpset,

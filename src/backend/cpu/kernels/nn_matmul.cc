@@ -1,12 +1,21 @@
 // MatMul (numpy semantics: batched broadcasting, 1-D operands) and Gemm.
+//
+// A float32 MatMul whose B is a 2-D graph initializer multiplies all of A's rows at once ([B*M, K] x
+// [K, N]) on oneDNN with B packed once (backend/cpu/onednn_matmul.h, the path of sdx.Linear), when
+// there are more rows than the small-M kernel takes and oneDNN takes the shape; run() and the bound
+// call choose the same way (from init()'s node and the shapes). Everything else goes through gemm().
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/activation.h"
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemv/small_m_gemm.h"
+#include "backend/cpu/onednn_matmul.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -161,6 +170,11 @@ void matmul(const MatMulGeometry& g, const T* a, int64_t a_numel, const T* b, in
 
 class MatMulKernel final : public backend::Kernel {
  public:
+  Status init(const ir::Node& node) override {
+    b_is_initializer_ = onednn_matmul_weight(node, 1);
+    return Status::ok();
+  }
+
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -168,6 +182,11 @@ class MatMulKernel final : public backend::Kernel {
     if (a.dtype() != b.dtype()) return invalid_argument("MatMul inputs must have the same element type");
     SDX_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(a.shape(), b.shape()), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, a.dtype(), g.out_shape), "");
+    if (const int64_t rows = onednn_rows(a, b, g)) {
+      if (std::optional<Status> st = run_onednn_matmul(rows, g.K, g.N, FusedActivation(), a.data<float>(),
+                                                       b.data<float>(), nullptr, y.data<float>()))
+        return *st;
+    }
     return dispatch<SDX_MATMUL_TYPES>(
         a.dtype(),
         [&](auto tag) -> Status {
@@ -186,6 +205,12 @@ class MatMulKernel final : public backend::Kernel {
     if (a.dtype() != b.dtype()) return no_bound_form();
     Result<MatMulGeometry> g = matmul_geometry(a.shape(), b.shape());
     if (!g.is_ok() || !output_matches(ctx, 0, a.dtype(), g.value().out_shape)) return no_bound_form();
+    if (const int64_t rows = onednn_rows(a, b, g.value())) {
+      std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
+          bind_onednn_matmul(rows, g.value().K, g.value().N, FusedActivation(), a.data<float>(), b.data<float>(),
+                             ctx.input_is_constant(1), nullptr, ctx.output(0).data<float>());
+      if (onednn) return std::move(*onednn);
+    }
     std::unique_ptr<backend::BoundKernel> bound;
     (void)dispatch<SDX_MATMUL_TYPES>(
         a.dtype(),
@@ -204,6 +229,18 @@ class MatMulKernel final : public backend::Kernel {
         "MatMul");
     return bound;
   }
+
+ private:
+  // The rows of the one [rows, K] x [K, N] product a float32 A [..., M, K] times a 2-D initializer B
+  // makes (A's batches are contiguous, and so are Y's), when there are more than the small-M kernel
+  // takes: a candidate for oneDNN (which may still decline). 0 otherwise.
+  int64_t onednn_rows(const Tensor& a, const Tensor& b, const MatMulGeometry& g) const {
+    if (!b_is_initializer_ || a.dtype() != DType::kFloat32 || b.rank() != 2 || a.rank() < 2 || g.K <= 0) return 0;
+    const int64_t rows = a.numel() / g.K;
+    return rows > kSmallMMaxRows ? rows : 0;
+  }
+
+  bool b_is_initializer_ = false;
 };
 
 // ---- Gemm --------------------------------------------------------------------

@@ -5,6 +5,9 @@
 // flat input spatial index, or -1 for padding. Every (n, c) plane then reduces through
 // the table with contiguous inner loops over output positions. Float32 2-D MaxPool (without
 // Indices) and AveragePool run on oneDNN when it is built in (onednn_pool.h), with a bound form.
+// sdx.BlockedMaxPool / sdx.BlockedAveragePool are the same pools on channel-blocked float32 4-D
+// tensors (NCHW16c in and out, ConvLayoutOptimizations): oneDNN reads them as they are; the
+// reference converts to and from NCHW around the same computation.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "backend/cpu/bound_util.h"
+#include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/conv_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/onednn_pool.h"
@@ -57,7 +61,8 @@ void for_each_window_position(const WindowGeometry& g, F&& fn) {
 
 class PoolKernel final : public backend::Kernel {
  public:
-  explicit PoolKernel(PoolKind kind) : kind_(kind) {}
+  // blocked: X and Y channel-blocked (sdx.Blocked*Pool).
+  explicit PoolKernel(PoolKind kind, bool blocked = false) : kind_(kind), blocked_(blocked) {}
 
   Status init(const ir::Node& node) override {
     SDX_ASSIGN_OR_RETURN(auto_pad_, parse_auto_pad(node.attr_string("auto_pad", "NOTSET")), "auto_pad");
@@ -94,16 +99,24 @@ class PoolKernel final : public backend::Kernel {
     if (x.dtype() != DType::kFloat32 || kind_ == PoolKind::kLp) return nullptr;
     const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
     return OneDnnPool::make(kind_ == PoolKind::kMax ? OneDnnPool::Kind::kMax : OneDnnPool::Kind::kAverage, g, in,
-                            x.shape()[0] * x.shape()[1], count_include_pad_);
+                            x.shape()[0] * x.shape()[1], count_include_pad_, blocked_);
+  }
+
+  // Blocked pools: float32, 4-D, a multiple of 16 channels.
+  Status check_blocked(const Tensor& x) const {
+    if (!blocked_) return Status::ok();
+    if (x.dtype() != DType::kFloat32 || x.rank() != 4 || x.shape()[1] % kChannelBlock != 0)
+      return invalid_argument("a channel-blocked pool needs a float32 4-D input with a multiple of 16 channels, got " +
+                              x.type_string());
+    return Status::ok();
   }
 
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const int n = geom_.rank();
     WindowGeometry g;
     Shape out_shape;
+    SDX_RETURN_IF_ERROR(check_blocked(x), "");
     SDX_RETURN_IF_ERROR(resolve(x.shape(), g, out_shape), "");
-    const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), out_shape), "");
     Tensor indices;
     const bool want_idx = kind_ == PoolKind::kMax && ctx.num_outputs() > 1 && ctx.wants_output(1);
@@ -116,6 +129,23 @@ class PoolKernel final : public backend::Kernel {
         return pool->run(x.data<float>(), y.data<float>());
       }
     }
+    if (!blocked_) return reference(x, g, y, want_idx ? &indices : nullptr);
+    // Channel-blocked: the NCHW reference between two reorders.
+    const int64_t N = x.shape()[0], C = x.shape()[1];
+    SDX_ASSIGN_OR_RETURN(Tensor xn, Tensor::allocate(DType::kFloat32, x.shape()), "");
+    SDX_ASSIGN_OR_RETURN(Tensor yn, Tensor::allocate(DType::kFloat32, out_shape), "");
+    unblock_channels(x.data<float>(), xn.data<float>(), N, C, x.shape()[2] * x.shape()[3]);
+    SDX_RETURN_IF_ERROR(reference(xn, g, yn, nullptr), "");
+    block_channels(yn.data<float>(), y.data<float>(), N, C, out_shape[2] * out_shape[3]);
+    return Status::ok();
+  }
+
+  // The reference pooling of x (NCHW) into y (and indices when given), g resolved for x.
+  Status reference(const Tensor& x, const WindowGeometry& g, Tensor& y, Tensor* indices_out) const {
+    const int n = geom_.rank();
+    const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
+    const bool want_idx = indices_out != nullptr;
+    Tensor& indices = want_idx ? *indices_out : y;
 
     // Input spatial index per (kernel offset, output), -1 in padding; plus the divisor per
     // output (average) and, for Indices, the column-major index when storage_order is 1.
@@ -211,7 +241,8 @@ class PoolKernel final : public backend::Kernel {
     WindowGeometry g;
     Shape out_shape;
     if (!resolve(x.shape(), g, out_shape).is_ok() || out_shape.numel() == 0) return no_bound_form();
-    if (!output_matches(ctx, 0, x.dtype(), out_shape) || (ctx.num_outputs() > 1 && ctx.wants_output(1)))
+    if (!output_matches(ctx, 0, x.dtype(), out_shape) || (ctx.num_outputs() > 1 && ctx.wants_output(1)) ||
+        !check_blocked(x).is_ok())
       return no_bound_form();
     std::unique_ptr<OneDnnPool> pool = onednn_pool(x, g);
     if (!pool) return no_bound_form();
@@ -223,6 +254,7 @@ class PoolKernel final : public backend::Kernel {
 
  private:
   PoolKind kind_;
+  bool blocked_ = false;
   AutoPad auto_pad_ = AutoPad::kNotSet;
   WindowGeometry geom_;
   bool ceil_mode_ = false, count_include_pad_ = false;
@@ -353,10 +385,10 @@ class MaxUnpoolKernel final : public backend::Kernel {
   WindowGeometry geom_;
 };
 
-template <PoolKind K>
+template <PoolKind K, bool kBlocked = false>
 backend::KernelFactory pool_factory() {
   return [](const ir::Node& node) -> Result<std::unique_ptr<backend::Kernel>> {
-    auto k = std::make_unique<PoolKernel>(K);
+    auto k = std::make_unique<PoolKernel>(K, kBlocked);
     SDX_RETURN_IF_ERROR(k->init(node), node.describe());
     return std::unique_ptr<backend::Kernel>(std::move(k));
   };
@@ -374,6 +406,10 @@ backend::KernelFactory global_pool_factory() {
 const backend::KernelRegistrar kAveragePool({"AveragePool", "", 1, backend::kAnyOpset,
                                              pool_factory<PoolKind::kAverage>()});
 const backend::KernelRegistrar kMaxPool({"MaxPool", "", 1, backend::kAnyOpset, pool_factory<PoolKind::kMax>()});
+const backend::KernelRegistrar kBlockedAveragePool({"BlockedAveragePool", "sdx", 1, backend::kAnyOpset,
+                                                    pool_factory<PoolKind::kAverage, true>()});
+const backend::KernelRegistrar kBlockedMaxPool({"BlockedMaxPool", "sdx", 1, backend::kAnyOpset,
+                                                pool_factory<PoolKind::kMax, true>()});
 const backend::KernelRegistrar kLpPool({"LpPool", "", 1, backend::kAnyOpset, pool_factory<PoolKind::kLp>()});
 const backend::KernelRegistrar kGlobalAveragePool({"GlobalAveragePool", "", 1, backend::kAnyOpset,
                                                    global_pool_factory<PoolKind::kAverage>()});

@@ -1,5 +1,6 @@
 // sdx.FusedConv against the unfused Conv -> activation: bitwise, every activation and float
-// type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form.
+// type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form. With a
+// residual R (4th input) against the unfused Conv -> Add(R) -> activation, bitwise, the same way.
 #include "backend/cpu/onednn.h"
 #include "fused_test_util.h"
 
@@ -70,6 +71,68 @@ TEST(FusedConv, BoundFormReplaysBitwise) {
   }
 }
 
+// act(Conv(X, W, B) + R): every float type (float32 2-D on oneDNN when built in, the others on the
+// reference) and activation, odd channel counts, with and without bias, batch 2.
+TEST(FusedConv, ResidualMatchesConvAddActivationBitwise) {
+  for (DType dt : float_dtypes()) {
+    const Tensor x = random_tensor(dt, {2, 5, 9, 7}, 21), w = random_tensor(dt, {7, 5, 3, 3}, 22, -0.5f, 0.5f);
+    const Tensor b = random_tensor(dt, {7}, 23);
+    const std::vector<ir::Attribute> conv = {attr_ints("pads", {1, 0, 1, 1})};
+    const Tensor y = must_run("Conv", {x, w, b}, conv);
+    const Tensor y_nb = must_run("Conv", {x, w}, conv);
+    const Tensor r = random_tensor(dt, y.shape().dims(), 24);
+    for (const ActivationCase& a : all_activations()) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + a.name);
+      auto fused = run_single(fused_conv({x, w, b, r}, with(conv, a.fused_attrs())));
+      ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+      EXPECT_TRUE(same_bits(*fused, apply_activation(a, must_run("Add", {y, r}))));
+      auto no_bias = run_single(fused_conv({x, w, Tensor(), r}, with(conv, a.fused_attrs())));
+      ASSERT_TRUE(no_bias.is_ok()) << no_bias.status().to_string();
+      EXPECT_TRUE(same_bits(*no_bias, apply_activation(a, must_run("Add", {y_nb, r}))));
+    }
+  }
+}
+
+// The reference path with a residual: 1-D, 3-D, grouped and pointwise convolutions.
+TEST(FusedConv, ResidualOnOtherShapes) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    std::vector<ir::Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 5, 5}, {4, 8, 1, 1}, {}},                                                   // pointwise gemm
+      {{2, 3, 11}, {5, 3, 3}, {attr_ints("dilations", {2}), attr_ints("pads", {2, 1})}},  // 1-D
+      {{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, {attr_s("auto_pad", "SAME_UPPER")}},             // 3-D
+      {{1, 6, 6, 5}, {9, 2, 3, 3}, {attr_i("group", 3), attr_ints("strides", {2, 1})}},   // grouped
+  };
+  const ActivationCase relu = all_activations()[1];
+  for (const Case& c : cases) {
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 25), w = random_tensor(DType::kFloat32, c.w, 26);
+    const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 27);
+    const Tensor y = must_run("Conv", {x, w, b}, c.attrs);
+    const Tensor r = random_tensor(DType::kFloat32, y.shape().dims(), 28);
+    auto fused = run_single(fused_conv({x, w, b, r}, with(c.attrs, relu.fused_attrs())));
+    ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+    EXPECT_TRUE(same_bits(*fused, apply_activation(relu, must_run("Add", {y, r}))));
+  }
+}
+
+TEST(FusedConv, ResidualBoundFormReplaysBitwise) {
+  for (DType dt : float_dtypes()) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = random_tensor(dt, {1, 3, 6, 6}, 29), w = random_tensor(dt, {5, 3, 3, 3}, 30);
+    const Tensor b = random_tensor(dt, {5}, 31), r = random_tensor(dt, {1, 5, 6, 6}, 32);
+    const Tensor r_valid = random_tensor(dt, {1, 5, 4, 4}, 33);
+    const HeapCheck heap =
+        dt == DType::kFloat32 && cpu::onednn_enabled() ? HeapCheck::kLibraryMayAllocate : HeapCheck::kNone;
+    expect_bound_matches(fused_conv({x, w, b, r}, {attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "relu")}),
+                         {1, 2}, heap);
+    expect_bound_matches(fused_conv({x, w, Tensor(), r_valid}, {attr_s("activation", "sigmoid")}), {1}, heap);
+    // A constant residual (an initializer) reads the same.
+    expect_bound_matches(fused_conv({x, w, b, r_valid}, {}), {1, 2, 3}, heap);
+  }
+}
+
 TEST(FusedConv, BadInputsAreErrors) {
   const Tensor x = random_tensor(DType::kFloat32, {1, 3, 6, 6}, 10);
   EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 2, 3, 3}, 11)}, {})).is_ok());
@@ -80,6 +143,10 @@ TEST(FusedConv, BadInputsAreErrors) {
   EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
                                      {attr_s("activation", "leaky_relu"), attr_floats("activation_params", {1, 2})}))
                    .is_ok());
+  // A residual of another shape (it does not broadcast) or type.
+  const Tensor w = random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11);
+  EXPECT_FALSE(run_single(fused_conv({x, w, Tensor(), random_tensor(DType::kFloat32, {1, 4, 1, 1}, 13)}, {})).is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, w, Tensor(), random_tensor(DType::kFloat64, {1, 4, 4, 4}, 13)}, {})).is_ok());
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+// Float32 Y[M, N] = act(X[M, K] · W[K, N] + b) on oneDNN's matmul primitive, with W reordered once
+// into the primitive's preferred blocked layout (format_tag::any): the products of sdx.Linear
+// (kernels/fused_linear.cc) and MatMul (kernels/nn_matmul.cc) whose weight is a graph initializer.
+// Everything else (other types, weights computed by the graph, M <= 8, products too small to gain)
+// stays on cpu::gemm (OpenBLAS).
+//
+//   std::unique_ptr<OneDnnMatMul> mm = OneDnnMatMul::make(M, K, N, act, has_bias);  // null: use gemm
+//   mm->pack_weights(w);         // once for a constant weight (prepare), else before every run
+//   mm->run(x, bias, y);         // row-major X [M, K] in, Y [M, N] out
+//
+// Why: OpenBLAS packs W into its panel layout and zeroes C on every call (about 17% of the BERT
+// suite's CPU time); here the packing happens once, at capture (the CPU analog of baking pointers
+// into a CUDA graph). On the suite's shapes the prepacked brgemm kernel takes 12-31% less thread
+// time than OpenBLAS (bench/matmul_prepacked.cc, bench/README.md "Pre-packed GEMM").
+//
+// Threading (see onednn.h): the rows of X and Y are cut into pieces of whole rows, one or more per
+// thread of the calling thread's pool (fixed at make()), and the pieces run as one
+// cpu::parallel_for, each a single-threaded primitive call on the weights packed once for all of
+// them (oneDNN picks the same weight layout for any M; make() checks it). Cutting by rows keeps
+// every output element's reduction over K on one thread, and X and Y dense (oneDNN 2.6's brgemm
+// matmul declines a strided Y, which cutting by columns would need, and falls back to its
+// gemm-based kernel that repacks W). oneDNN's brgemm kernel sums each element over K in an order
+// that depends on neither M nor the cut (tests check it bit for bit), so the results do not
+// depend on the thread count either.
+//
+// Epilogue: bias is oneDNN's bias argument (the bits of MatMul then Add); Relu and LeakyRelu
+// (alpha >= 0) are eltwise post-ops chosen to give the bits of sdx's functors (see
+// append_exact_post_op in onednn_util.h); every other activation runs sdx's own functor
+// (epilogue_row, activation.h) on each piece right after its product, while it is in cache.
+//
+// Scratch: the packed weights and each piece's scratchpad (scratchpad_mode::user) are allocated in
+// make(); oneDNN's execute still makes small heap allocations of its own per call (see onednn_conv.h).
+// One OneDnnMatMul must not run on two threads at once (it owns its buffers), like any bound call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "backend/kernel.h"
+
+namespace sdx::cpu {
+
+class FusedActivation;  // backend/cpu/activation.h
+
+class OneDnnMatMul {
+ public:
+  // Null when oneDNN is not built in or switched off, when the product is too small to gain from it
+  // (fewer than kMinMacs multiply-adds, measured), or when oneDNN has no brgemm kernel for it.
+  // The pool size of the calling thread decides the pieces.
+  static std::unique_ptr<OneDnnMatMul> make(int64_t M, int64_t K, int64_t N, const FusedActivation& act, bool has_bias);
+  ~OneDnnMatMul();
+  OneDnnMatMul(const OneDnnMatMul&) = delete;
+  OneDnnMatMul& operator=(const OneDnnMatMul&) = delete;
+
+  // Reorders W ([K, N], row-major) into the packed buffer. Single-threaded.
+  Status pack_weights(const float* w) const;
+  // y = act(x w + bias) with the weights of the last pack_weights(). bias: N floats or null (must be
+  // given iff make() had has_bias). Fails only if a oneDNN primitive does.
+  Status run(const float* x, const float* bias, float* y) const;
+
+  // Row pieces (tests).
+  int num_pieces() const;
+
+  // Below this many multiply-adds OpenBLAS is as fast or faster (per-call overhead, N padded to 64).
+  static constexpr int64_t kMinMacs = int64_t{1} << 20;
+
+ private:
+  struct Impl;
+  explicit OneDnnMatMul(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether input i of node (the weight) is a graph initializer that no caller can feed (not also a graph
+// input): the products the kernels send to oneDNN. Read once, in Kernel::init(), so that run() and
+// prepare() choose the same path whatever prepare() is told about the input's constness.
+bool onednn_matmul_weight(const ir::Node& node, int i);
+
+// The shared run() of sdx.Linear and MatMul on oneDNN: y = act(x w + bias) for a weight that is a graph
+// initializer, packing it on this call. nullopt, with nothing written, when OneDnnMatMul::make declines.
+std::optional<Status> run_onednn_matmul(int64_t M, int64_t K, int64_t N, const FusedActivation& act, const float* x,
+                                        const float* w, const float* bias, float* y);
+// Their prepare(): the bound call over these fixed buffers; nullopt when make() declines (the caller
+// binds its gemm path, as its run() takes it), null when the weight reorder failed (no bound form: replay
+// calls run()). A constant weight (w_constant) is packed here, once; any other before every call.
+std::optional<std::unique_ptr<backend::BoundKernel>> bind_onednn_matmul(int64_t M, int64_t K, int64_t N,
+                                                                        const FusedActivation& act, const float* x,
+                                                                        const float* w, bool w_constant,
+                                                                        const float* bias, float* y);
+
+}  // namespace sdx::cpu

@@ -1,0 +1,136 @@
+// ConvLayoutOptimizations: values passed only between 2-D float32 convolutions become
+// channel-blocked (NCHW16c); everything else keeps NCHW. Only the byte order between the
+// convolutions changes, so the outputs are exact (rtol 0, atol 0).
+#include <algorithm>
+
+#include "../pass_test_util.h"
+#include "ir/type_inference.h"
+
+namespace sdx::test {
+namespace {
+
+constexpr const char* kPass = "ConvLayoutOptimizations";
+
+Datum feed(const std::vector<int64_t>& dims, unsigned seed) { return Datum::tensor(random_f32(dims, seed, -2.f, 2.f)); }
+
+std::vector<ir::Attribute> pads1() { return {attr_ints("pads", {1, 1, 1, 1})}; }
+
+// The layout attributes of the optimized graph's convolutions, by output name.
+std::map<std::string, std::string> layouts(const std::function<ir::Model()>& build) {
+  ir::Model m = build();
+  EXPECT_TRUE(ir::infer_types(*m.graph).is_ok());
+  auto r = opt::optimize(*m.graph, only({"ConvEpilogueFusionOptimizations", "ConvResidualFusionOptimizations", kPass}));
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  std::map<std::string, std::string> out;
+  for (const auto& n : m.graph->nodes()) {
+    if (n->removed() || n->op_type() != "FusedConv") continue;
+    out[n->output(0)->name()] = n->attr_string("input_layout", "NCHW") + "/" + n->attr_string("output_layout", "NCHW") +
+                                "/" + n->attr_string("residual_layout", "NCHW");
+  }
+  return out;
+}
+
+// Conv -> Relu -> Conv -> Add(x) -> Relu -> Conv -> GlobalAveragePool: the block's inner tensor and
+// its output are blocked; the graph input, the residual x and the tensor read by the pool are not.
+ir::Model residual_block() {
+  ModelBuilder b(13);
+  ir::Value* x = b.input("x", {1, 16, 6, 6});
+  ir::Value* h = b.op("Relu", {b.op("Conv", {x, b.constant("w1", random_f32({16, 16, 3, 3}, 1))}, pads1())});
+  ir::Value* c2 = b.op("Conv", {h, b.constant("w2", random_f32({16, 16, 3, 3}, 2)), b.constant("b2", random_f32({16}, 3))},
+                       pads1());
+  ir::Value* y = b.op("Relu", {b.op("Add", {c2, x})});
+  // A downsampling convolution without activation (a plain Conv until this pass) reads y.
+  ir::Value* d = b.op("Conv", {y, b.constant("w3", random_f32({32, 16, 1, 1}, 4))}, {attr_ints("strides", {2, 2})});
+  ir::Value* e = b.op("Conv", {d, b.constant("w4", random_f32({32, 32, 3, 3}, 5))}, pads1());
+  b.output(b.op("GlobalAveragePool", {e}));
+  return b.model();
+}
+
+TEST(ConvLayoutOptimizations, BlocksTensorsBetweenConvolutions) {
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", "ConvResidualFusionOptimizations", kPass}, residual_block,
+                           {{"x", feed({1, 16, 6, 6}, 1)}}, 0, 0);
+  // Relu(Conv) -> y's block, y -> d, d -> e.
+  EXPECT_EQ(r.report.rewrites_of(kPass), 3);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"GlobalAveragePool", 1}, {"sdx.FusedConv", 4}}));
+  const std::map<std::string, std::string> lay = layouts(residual_block);
+  std::vector<std::string> got;
+  for (const auto& [name, l] : lay) got.push_back(l);
+  std::sort(got.begin(), got.end());
+  // conv1: NCHW x in, blocked out; conv2 + residual: blocked in, blocked out, NCHW residual x;
+  // the downsample: blocked in and out; the last: blocked in, NCHW out (read by the pool).
+  EXPECT_EQ(got, (std::vector<std::string>{"NCHW/NCHW16c/NCHW", "NCHW16c/NCHW/NCHW", "NCHW16c/NCHW16c/NCHW",
+                                           "NCHW16c/NCHW16c/NCHW"}));
+}
+
+// The residual read blocked: y feeds the next block's first convolution and its residual add.
+TEST(ConvLayoutOptimizations, BlockedResidual) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* x = b.input("x", {1, 16, 5, 5});
+    ir::Value* y = b.op("Relu", {b.op("Conv", {x, b.constant("w0", random_f32({16, 16, 3, 3}, 6))}, pads1())});
+    ir::Value* h = b.op("Relu", {b.op("Conv", {y, b.constant("w1", random_f32({16, 16, 3, 3}, 7))}, pads1())});
+    ir::Value* c2 = b.op("Conv", {h, b.constant("w2", random_f32({16, 16, 3, 3}, 8))}, pads1());
+    b.output(b.op("Relu", {b.op("Add", {c2, y})}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", "ConvResidualFusionOptimizations", kPass}, build,
+                           {{"x", feed({1, 16, 5, 5}, 2)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 2);
+  std::vector<std::string> got;
+  for (const auto& [name, l] : layouts(build)) got.push_back(l);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"NCHW/NCHW16c/NCHW", "NCHW16c/NCHW/NCHW16c", "NCHW16c/NCHW16c/NCHW"}));
+}
+
+// The ResNet stem: Conv + Relu -> MaxPool -> a block reading the pool's output as X and as the
+// residual; the pool runs blocked. A pool whose output feeds a non-convolution stays NCHW, and so
+// does the value it reads.
+TEST(ConvLayoutOptimizations, PoolsBetweenConvolutionsRunBlocked) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* x = b.input("x", {1, 3, 12, 12});
+    ir::Value* s = b.op("Relu", {b.op("Conv", {x, b.constant("ws", random_f32({16, 3, 3, 3}, 13))}, pads1())});
+    ir::Value* p = b.op("MaxPool", {s}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                         attr_ints("pads", {1, 1, 1, 1})});
+    ir::Value* h = b.op("Relu", {b.op("Conv", {p, b.constant("w1", random_f32({16, 16, 3, 3}, 14))}, pads1())});
+    ir::Value* c2 = b.op("Conv", {h, b.constant("w2", random_f32({16, 16, 3, 3}, 15))}, pads1());
+    ir::Value* y = b.op("Relu", {b.op("Add", {c2, p})});
+    ir::Value* a = b.op("AveragePool", {y}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+    b.output(b.op("Sigmoid", {a}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", "ConvResidualFusionOptimizations", kPass}, build,
+                           {{"x", feed({1, 3, 12, 12}, 4)}}, 0, 0);
+  // The stem's output, the pool's output and the block's inner tensor.
+  EXPECT_EQ(r.report.rewrites_of(kPass), 3);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{
+                             {"AveragePool", 1}, {"Sigmoid", 1}, {"sdx.BlockedMaxPool", 1}, {"sdx.FusedConv", 3}}));
+}
+
+TEST(ConvLayoutOptimizations, LeavesOtherReadersChannelCountsGroupsAndOutputsAlone) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* x = b.input("x", {1, 16, 6, 6});
+    ir::Value* w = b.constant("w", random_f32({16, 16, 3, 3}, 9));
+    // Read by a convolution and by a Sigmoid.
+    ir::Value* c1 = b.op("Relu", {b.op("Conv", {x, w}, pads1())});
+    b.output(b.op("Conv", {c1, w}, pads1()));
+    b.output(b.op("Sigmoid", {c1}));
+    // A graph output that a convolution also reads.
+    ir::Value* c2 = b.op("Conv", {x, w}, pads1());
+    b.output(c2);
+    b.output(b.op("Conv", {c2, w}, pads1()));
+    // 8 channels.
+    ir::Value* c3 = b.op("Conv", {x, b.constant("w8", random_f32({8, 16, 3, 3}, 10))}, pads1());
+    b.output(b.op("Conv", {c3, b.constant("w88", random_f32({8, 8, 3, 3}, 11))}, pads1()));
+    // Grouped.
+    ir::Value* c4 = b.op("Conv", {x, w}, pads1());
+    b.output(b.op("Conv", {c4, b.constant("wg", random_f32({16, 8, 3, 3}, 12))}, {attr_i("group", 2)}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", kPass}, build, {{"x", feed({1, 16, 6, 6}, 3)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 0);
+}
+
+}  // namespace
+}  // namespace sdx::test
