@@ -152,7 +152,9 @@ def time_interleaved(engines: dict, feeds: dict, runs: int, block: int) -> dict:
         calls = min(block, runs - r * block)
         for name in order[shift:] + order[:shift]:
             # A pause first, so worker threads the previous engine left spinning go idle (bench/timing.py).
-            time.sleep(SETTLE_S)
+            # Only between engines: after a pause the next calls run cold (the first about 2x slower).
+            if len(order) > 1:
+                time.sleep(SETTLE_S)
             run, out = engines[name].run, samples[name]
             for _ in range(calls):
                 t0 = clock()
@@ -261,9 +263,18 @@ def write_json(result: dict, path: str) -> None:
 
 
 def cmd_bench(args) -> int:
+    from . import regression
+
     if args.runs < 1 or args.warmup < 0:
         print("sdx bench: error: --runs must be >= 1 and --warmup >= 0", file=sys.stderr)
         return 2
+    baseline = None
+    if args.compare:
+        try:
+            baseline = regression.load_baseline(args.compare)
+        except ValueError as e:
+            print(f"sdx bench: error: {e}", file=sys.stderr)
+            return 2
     try:
         result = measure(args)
     except BenchError as e:
@@ -272,7 +283,39 @@ def cmd_bench(args) -> int:
     print_report(result)
     if args.json:
         write_json(result, args.json)
+    if not (args.save or baseline):
+        return 0
+    from .cli import _make_feeds
+
+    _progress(f"per-op timing ({args.runs} runs, op timing tracker) ...")
+    sess = make_engines(argparse_namespace(args, compare_onnxruntime=False, fp16=False, int8=False), args.model)[0]["sdx"]
+    feeds = _make_feeds(sess, args.shape, args.seed, args.dim)
+    for _ in range(max(args.warmup, 3)):
+        sess.run(None, feeds)
+    ops = regression.op_samples(sess, feeds, args.runs)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(regression.make_baseline(result, ops), f)
+        print(f"saved baseline {args.save} ({len(result['samples_us']['sdx'])} end-to-end samples, {len(ops)} op types)")
+    if baseline:
+        note = regression.same_model_note(baseline, args.model)
+        if note:
+            print(note)
+        rows = regression.compare(baseline, result["samples_us"]["sdx"], ops, args.threshold, args.alpha,
+                                  min_share=args.min_share)
+        regression.print_comparison(rows, args.compare, args.threshold, args.alpha)
+        if any(r["regression"] for r in rows):
+            return 1
     return 0
+
+
+def argparse_namespace(args, **overrides):
+    """A copy of args with some fields replaced."""
+    import argparse
+
+    d = dict(vars(args))
+    d.update(overrides)
+    return argparse.Namespace(**d)
 
 
 def add_parser(sub) -> None:
@@ -298,4 +341,15 @@ def add_parser(sub) -> None:
                    help="input dims for random values (e.g. x=1x3x224x224) or a .npy value; repeatable")
     b.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
     b.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    b.add_argument("--save", metavar="FILE",
+                   help="save a baseline (end-to-end and per-op samples) for a later --compare")
+    b.add_argument("--compare", metavar="FILE",
+                   help="compare with a saved baseline; exit 1 when the end-to-end time or an op type regressed")
+    b.add_argument("--threshold", type=float, default=0.05,
+                   help="relative median increase that counts as a regression with --compare (default 0.05)")
+    b.add_argument("--min-share", type=float, default=0.01,
+                   help="an op type's increase must also be at least this fraction of the end-to-end median "
+                        "to count (default 0.01)")
+    b.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the one-sided Mann-Whitney U test (default 0.05)")
     b.set_defaults(fn=cmd_bench)

@@ -5,6 +5,7 @@
 
 #include "obs/events.h"
 #include "obs/op_timing_tracker.h"
+#include "obs/test_slowdown.h"
 #include "obs/timing_report.h"
 #include "py_status.h"
 
@@ -196,6 +197,8 @@ void bind_obs(nb::module_& m) {
     Status s = obs::write_timing_csv(path, tracker().op_stats());
     if (!s.is_ok()) raise(s);
   });
+  // Test-only: slows every execution of one op type by `factor` (see obs/test_slowdown.h).
+  m.def("_test_set_slowdown", [](const std::string& op, double factor) { obs::set_test_slowdown(op, factor); });
   m.def("op_timing_export_chrome_trace", [](const std::string& path) {
     Status s = obs::write_chrome_trace(path, tracker().trace());
     if (!s.is_ok()) raise(s);

@@ -15,6 +15,7 @@ enum ObserverBits : uint32_t {
   kObservePhases = 1u << 1,  // ... in detailed or trace mode (per-phase times)
   kObserveTrace = 1u << 2,   // ... in trace mode (every execution kept for the Chrome trace)
   kObserveEvents = 1u << 3,  // an event subscriber or recorder is attached
+  kObserveSlowdown = 1u << 4,  // the test-only slowdown hook is set (obs/test_slowdown.h)
 };
 
 // Set by whoever turns an observer on or off (a rare, synchronized event); read relaxed on the hot path,

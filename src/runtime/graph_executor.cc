@@ -6,6 +6,7 @@
 #include "backend/kernel_registry.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
+#include "obs/test_slowdown.h"
 #include "plan/plan.h"
 #include "runtime/step_profile.h"
 
@@ -142,9 +143,10 @@ Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& fr
     if (v && frame.lookup(v).is_empty())
       return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
   }
-  const uint64_t t2 = phases ? obs::now_ns() : 0;
+  const uint64_t t2 = obs::now_ns();  // the kernel's start (also the slowdown hook's reference)
   InterpreterContext ctx(node, frame, *this, phases ? &clock : nullptr);
   Status s = k->run(ctx);
+  if (obs::observers() & obs::kObserveSlowdown) obs::apply_test_slowdown(it->second.names.op, obs::now_ns() - t2);
   const uint64_t t3 = obs::now_ns();
   rec.op = it->second.names.op;
   rec.node = it->second.names.node;
@@ -170,7 +172,7 @@ Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& fr
 }
 
 Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) const {
-  if (obs::observers() & (obs::kObserveTiming | obs::kObserveEvents)) [[unlikely]]
+  if (obs::observers()) [[unlikely]]
     return run_step_timed(plan, step, frame);
   const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
   const backend::Kernel* k = kernel(&node);

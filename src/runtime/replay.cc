@@ -9,6 +9,7 @@
 #include "obs/events.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
+#include "obs/test_slowdown.h"
 #include "runtime/jit_plan.h"
 
 namespace sdx::runtime {
@@ -389,6 +390,7 @@ Status ReplayHandle::run_bound_observed(const Op& op) {
   const uint32_t observers = obs::observers();
   const uint64_t t0 = obs::now_ns();
   Status s = op.bound->run();
+  if (observers & obs::kObserveSlowdown) obs::apply_test_slowdown(op.op_name, obs::now_ns() - t0);
   const uint64_t ns = obs::now_ns() - t0;
   if (observers & obs::kObserveTiming) {
     obs::OpTiming rec;
@@ -405,7 +407,7 @@ Status ReplayHandle::run_bound_observed(const Op& op) {
 }
 
 inline Status ReplayHandle::run_bound(const Op& op) {
-  if (obs::observers() & (obs::kObserveTiming | obs::kObserveEvents)) [[unlikely]]
+  if (obs::observers()) [[unlikely]]
     return run_bound_observed(op);
   return op.bound->run();
 }

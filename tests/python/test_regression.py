@@ -1,0 +1,86 @@
+"""Regression detection (`sdx bench --save/--compare`): the Mann-Whitney U test, no flags over repeated
+comparisons of one build, and a flagged 20% slowdown of one kernel injected through the test-only hook."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import sdx
+from sdx import _sdx, bench, regression
+
+
+def _model(rows=64, width=256):
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array((rng.standard_normal((width, width)) * 0.05).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((rng.standard_normal((width, width)) * 0.05).astype(np.float32), "w2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"), helper.make_node("Relu", ["h"], ["a"], name="relu"),
+             helper.make_node("MatMul", ["a", "w2"], ["g"], name="mm2"), helper.make_node("Tanh", ["g"], ["y"], name="tanh")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, width])], initializer=[w1, w2])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_mann_whitney_one_sided():
+    rng = np.random.default_rng(1)
+    a = rng.normal(100, 5, 60)
+    _, p_same = regression.mann_whitney_greater(a, rng.normal(100, 5, 60))
+    _, p_up = regression.mann_whitney_greater(a, rng.normal(110, 5, 60))
+    _, p_down = regression.mann_whitney_greater(a, rng.normal(90, 5, 60))
+    assert p_same > 0.01 and p_up < 1e-6 and p_down > 0.99
+    _, p_ties = regression.mann_whitney_greater([1.0] * 10, [1.0] * 10)
+    assert p_ties == 1.0
+
+
+def _measure(sess, feeds, runs=600):
+    e2e = [ns / 1e3 for ns in bench.time_interleaved({"sdx": sess}, feeds, runs, 10)["sdx"]]
+    return e2e, regression.op_samples(sess, feeds, runs)
+
+
+def test_repeated_comparisons_flag_nothing_and_a_slow_kernel_is_flagged():
+    o = sdx.SessionOptions()
+    o.optimizer_enabled = False  # keep the MatMuls as MatMul
+    o.intra_op_num_threads = 1
+    sess = sdx.InferenceSession(_model().SerializeToString(), o)
+    feeds = {"x": np.random.default_rng(2).standard_normal((64, 256)).astype(np.float32)}
+    for _ in range(1500):  # to a steady state (page mappings, caches) before the baseline
+        sess.run(None, feeds)
+    e2e, ops = _measure(sess, feeds)
+    base = {"e2e_us": e2e, "ops_us": ops}
+    assert set(ops) == {"MatMul", "Relu", "Tanh"}
+    for i in range(10):
+        rows = regression.compare(base, *_measure(sess, feeds))
+        assert not any(r["regression"] for r in rows), (i, [r for r in rows if r["regression"]])
+    _sdx._test_set_slowdown("MatMul", 1.2)
+    try:
+        rows = regression.compare(base, *_measure(sess, feeds))
+    finally:
+        _sdx._test_set_slowdown("MatMul", 1.0)
+    flagged = {r["metric"] for r in rows if r["regression"]}
+    assert "MatMul" in flagged, rows
+    assert flagged <= {"MatMul", "end-to-end"}, rows
+
+
+def test_cli_save_compare_exit_status(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(_model(rows=16), str(path))
+    base = tmp_path / "base.json"
+    cli = [sys.executable, "-m", "sdx", "bench", str(path), "--runs", "40", "--warmup", "5", "--threads", "1"]
+    plain = dict(__import__("os").environ, SDX_OPTIMIZER_ENABLED="0")  # keep the MatMuls as MatMul
+    r = subprocess.run(cli + ["--save", str(base)], capture_output=True, text=True, cwd="/", env=plain)
+    assert r.returncode == 0, r.stderr
+    saved = json.loads(base.read_text())
+    assert saved["kind"] == "sdx bench baseline" and len(saved["e2e_us"]) == 40 and "MatMul" in saved["ops_us"]
+    slow = dict(plain, SDX_TEST_SLOWDOWN="MatMul=1.5")
+    r = subprocess.run(cli + ["--compare", str(base)], capture_output=True, text=True, cwd="/", env=slow)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert any(line.startswith("MatMul") and line.endswith("REGRESSION") for line in r.stdout.splitlines()), r.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = subprocess.run(cli + ["--compare", str(bad)], capture_output=True, text=True, cwd="/")
+    assert r.returncode == 2 and "not an sdx bench baseline" in r.stderr
