@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "obs/diagnostics.h"
 #include "obs/events.h"
 #include "obs/op_timing_tracker.h"
 #include "obs/test_slowdown.h"
@@ -197,6 +198,29 @@ void bind_obs(nb::module_& m) {
     Status s = obs::write_timing_csv(path, tracker().op_stats());
     if (!s.is_ok()) raise(s);
   });
+  m.def("diagnostics_enable", [](const std::string& category, const std::string& level) {
+    obs::DiagLevel l;
+    if (!obs::parse_diag_level(level, &l))
+      raise(invalid_argument("diagnostics level must be OFF, SUMMARY, DETAILED or FULL, got '" + level + "'"));
+    if (category == "all" || category == "ALL") {
+      obs::Diagnostics::global().enable_all(l);
+      return;
+    }
+    obs::DiagCategory c;
+    if (!obs::parse_diag_category(category, &c)) {
+      std::string names;
+      for (int i = 0; i < obs::kNumDiagCategories; ++i)
+        names += std::string(i ? ", " : "") + obs::diag_category_name(static_cast<obs::DiagCategory>(i));
+      raise(invalid_argument("unknown diagnostics category '" + category + "'; categories: " + names));
+    }
+    obs::Diagnostics::global().enable(c, l);
+  });
+  m.def("diagnostics_json", [] { return obs::Diagnostics::global().to_json(); });
+  m.def("diagnostics_write", [](const std::string& path) {
+    Status s = obs::Diagnostics::global().write_json(path);
+    if (!s.is_ok()) raise(s);
+  });
+  m.def("diagnostics_reset", [] { obs::Diagnostics::global().reset(); });
   // Test-only: slows every execution of one op type by `factor` (see obs/test_slowdown.h).
   m.def("_test_set_slowdown", [](const std::string& op, double factor) { obs::set_test_slowdown(op, factor); });
   m.def("op_timing_export_chrome_trace", [](const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include "jit/compiler.h"
 #include "jit/cpp_emitter.h"
+#include "obs/diagnostics.h"
 #include "obs/events.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
@@ -13,7 +14,18 @@ namespace sdx::jit {
 namespace {
 
 // A CompileEvent for subscribers of the event stream (obs/events.h); `key` names the kernel.
-void emit_compile(const std::string& key, bool cache_hit, double seconds, bool ok, uint64_t start_ns) {
+void emit_compile(const std::string& key, bool cache_hit, double seconds, bool ok, uint64_t start_ns,
+                  const std::string& why = "") {
+  obs::Diagnostics& d = obs::Diagnostics::global();
+  if (d.enabled(obs::DiagCategory::kJit)) {
+    const char* event = !ok ? "JIT_FAILED" : cache_hit ? "DISK_CACHE_HIT" : "COMPILED";
+    d.record(obs::DiagCategory::kJit, obs::DiagLevel::kSummary, event,
+             "kernel " + key + (ok ? (cache_hit ? " loaded from the disk cache" : " compiled in " + std::to_string(seconds) + " s")
+                                   : ": " + why));
+  }
+  if (!ok && d.enabled(obs::DiagCategory::kFallback))
+    d.record(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "JIT_FAILED",
+             "the JIT could not build kernel " + key + ", so its segment's unfused kernels keep running: " + why);
   if (!(obs::observers() & obs::kObserveEvents)) return;
   obs::CompileEvent e;
   e.kernel = obs::intern_name(key.empty() ? "(unnamed)" : key);
@@ -124,6 +136,7 @@ std::shared_ptr<CompiledSegment> JitEngine::request(const SegmentIR& ir) {
       ++stats_.failed;
     }
     c->publish_failed(id.status.message(), "");
+    emit_compile("", /*cache_hit=*/false, 0, /*ok=*/false, obs::now_ns(), id.status.message());
     return c;
   }
   if (!id.version.empty() && try_disk_cache(*c, id)) return c;
@@ -146,7 +159,7 @@ void JitEngine::resolve(CompiledSegment& c) {
       ++stats_.failed;
     }
     c.publish_failed(why, key);
-    emit_compile(key, /*cache_hit=*/false, seconds(), /*ok=*/false, start_ns);
+    emit_compile(key, /*cache_hit=*/false, seconds(), /*ok=*/false, start_ns, why);
   };
   const CompilerId id = compiler_id(/*may_run=*/true);
   if (!id.status.is_ok()) return fail(id.status.message(), "");

@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include "obs/diagnostics.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -14,6 +16,31 @@
 #include "runtime/replay.h"
 
 namespace sdx::runtime {
+namespace {
+
+using obs::DiagCategory;
+using obs::DiagLevel;
+
+// Records into the process-wide diagnostics when the category is on at `at` (one relaxed load otherwise).
+// `detail` is only built then.
+template <typename F>
+void diag(DiagCategory c, DiagLevel at, const char* event, F&& detail) {
+  obs::Diagnostics& d = obs::Diagnostics::global();
+  if (d.enabled(c, at)) d.record(c, at, event, detail());
+}
+
+std::string describe_args(const std::vector<ValueInfo>& inputs, const TensorArg* args) {
+  std::string s;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    s += (i ? ", " : "") + inputs[i].name + " [";
+    for (int d = 0; d < args[i].rank; ++d) s += (d ? ", " : "") + std::to_string(args[i].dims[d]);
+    s += "]";
+  }
+  return s;
+}
+
+}  // namespace
+
 
 std::string describe_unsupported(const std::vector<const ir::Node*>& nodes) {
   std::map<std::string, std::vector<std::string>> by_op;
@@ -84,6 +111,12 @@ Status Session::init() {
       return internal_error("the graph optimizer produced an invalid graph (set SDX_OPTIMIZER_ENABLED=0 to load "
                             "without it, and please report this): " + st.message());
   }
+  diag(DiagCategory::kOptimizer, DiagLevel::kSummary, "OPTIMIZED", [&] {
+    std::string d = std::to_string(optimization_.nodes_before) + " -> " + std::to_string(optimization_.nodes_after) +
+                    " nodes;";
+    for (const auto& [pass, n] : optimization_.rewrites_per_pass) d += " " + pass + " x" + std::to_string(n);
+    return d;
+  });
   std::vector<const ir::Node*> unsupported;
   SDX_RETURN_IF_ERROR(executor_.prepare(*model_.graph, &unsupported, compile_options()), "");
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
@@ -276,6 +309,12 @@ Status Session::freeze(Context& ctx, PlanEntry& e) const {
   std::vector<int> request_slot;
   std::vector<plan::BufferRequest> requests = planning_requests(plan, rec, &request_slot);
   SDX_ASSIGN_OR_RETURN(e.memory, plan::plan_memory(requests), "memory planning");
+  diag(DiagCategory::kColoring, DiagLevel::kSummary, "COLORING_DONE", [&] {
+    return std::to_string(e.memory.num_requests) + " values -> " + std::to_string(e.memory.num_colors()) + " colors (" +
+           plan::strategy_name(e.memory.chosen) + "): " + plan::format_bytes(e.memory.naive_bytes) + " one buffer per value, " +
+           plan::format_bytes(std::min(e.memory.coloring_bytes, e.memory.arena_bytes)) + " planned, peak live " +
+           plan::format_bytes(e.memory.peak_live_bytes);
+  });
   e.planned.assign(g.values().size(), Tensor());
   PlanCache& cache = *cache_;
   auto take = [&](int64_t bytes, DType dt) -> Result<FrozenBlock> {
@@ -428,11 +467,23 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
   }
   PlanEntry& e = entry_for(ctx, args, outputs);
   e.last_used.store(cache_->tick(), std::memory_order_relaxed);
+  if (e.calls == 0 && e.warmup_runs == 0 && e.phase == PlanPhase::kWarmup) {
+    // A new plan entry: its first calls run slot by slot to learn the shapes.
+    diag(DiagCategory::kFallback, DiagLevel::kSummary, "NEW_SHAPE_SIGNATURE", [&] {
+      return "new input-shape signature (" + describe_args(inputs_, args) + "): " +
+             std::to_string(options_.warmup_runs) + " warmup run(s) slot by slot, then freeze and capture";
+    });
+    diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe_args(inputs_, args); });
+  }
   const plan::Plan& plan = *e.plan;
   const char* fallback = nullptr;
   bool replayed = false;
   // Passivated under memory pressure: re-freeze from the kept warmup record.
   if (e.phase == PlanPhase::kWarmup && !e.shapes.empty()) {
+    diag(DiagCategory::kCache, DiagLevel::kSummary, "REFREEZE_AFTER_PASSIVATION", [&] {
+      return "plan memory was passivated under the plan cache's memory budget; frozen again from the kept warmup "
+             "record (" + describe_args(inputs_, args) + ")";
+    });
     e.passivated.store(false, std::memory_order_relaxed);
     SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
   }
@@ -445,6 +496,10 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
     case PlanPhase::kWarmup: {
       SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, e.recorder.get(), nullptr), "");
       fallback = "warming up: recording shapes";
+      diag(DiagCategory::kWarmup, DiagLevel::kDetailed, "WARMUP_RUN", [&] {
+        return "warmup run " + std::to_string(e.warmup_runs + 1) + " of " + std::to_string(options_.warmup_runs) +
+               " (" + describe_args(inputs_, args) + ")";
+      });
       if (++e.warmup_runs >= options_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
       break;
     }
@@ -455,6 +510,15 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
                              "capture");
       }
       if (h) {
+        diag(DiagCategory::kCapture, DiagLevel::kSummary, "CAPTURED", [&] {
+          return std::to_string(h->count(NodePhase::kCaptured)) + " captured steps (" + std::to_string(h->num_bound()) +
+                 " bound calls), " + std::to_string(h->count(NodePhase::kGap)) + " gap, " +
+                 std::to_string(h->count(NodePhase::kSlotBySlot)) + " slot by slot";
+        });
+        if (h->count(NodePhase::kGap) > 0)
+          diag(DiagCategory::kGaps, DiagLevel::kSummary, "GAP_STEPS", [&] {
+            return std::to_string(h->count(NodePhase::kGap)) + " data-dependent steps run eagerly in every replay";
+          });
         e.replay = std::move(h);
         e.phase = PlanPhase::kCaptured;
         ctx.outputs_.clear();
@@ -464,6 +528,10 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
       } else {
         SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, nullptr, &e.planned), "");
         fallback = e.no_replay_reason;
+        diag(DiagCategory::kFallback, DiagLevel::kSummary, "NO_REPLAY", [&] {
+          return std::string("CPU_REPLAY unavailable for this plan, running slot by slot in frozen memory: ") +
+                 (e.no_replay_reason ? e.no_replay_reason : "?");
+        });
       }
       break;
     }
@@ -479,6 +547,10 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
         e.no_replay_reason = "a step's output shape depends on input values; replay stopped for this plan";
         SDX_RETURN_IF_ERROR(run_frame(plan, args, outputs, ctx, nullptr, &e.planned), "");
         fallback = e.no_replay_reason;
+        diag(DiagCategory::kFallback, DiagLevel::kSummary, "REPLAY_DIVERGED", [&] {
+          return std::string(e.no_replay_reason) + " (" + describe_args(inputs_, args) + ")";
+        });
+        diag(DiagCategory::kGraphReplay, DiagLevel::kSummary, "DIVERGED", [&] { return describe_args(inputs_, args); });
         break;
       }
       e.phase = PlanPhase::kReplaying;
@@ -498,6 +570,10 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
   ++e.calls;
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   e.avg_us += (us - e.avg_us) / static_cast<double>(std::min<int64_t>(e.calls, 100));
+  if (replayed) diag(DiagCategory::kGraphReplay, DiagLevel::kFull, "REPLAY", [&] { return std::to_string(us) + " us"; });
+  diag(DiagCategory::kExecute, DiagLevel::kFull, replayed ? "CALL_REPLAYED" : "CALL_SLOT_BY_SLOT",
+       [&] { return std::string(plan_phase_name(e.phase)) + ", " + std::to_string(us) + " us"; });
+  diag(DiagCategory::kLatency, DiagLevel::kFull, "CALL_US", [&] { return std::to_string(us); });
   if (report) {
     report->slot_count = static_cast<int32_t>(plan.slots().size());
     report->mode_used = replayed ? ExecutionMode::kCpuReplay : ExecutionMode::kSlotBySlot;

@@ -1,0 +1,81 @@
+// The fallbacks and decisions sessions record into obs::Diagnostics::global().
+#include <gtest/gtest.h>
+
+#include "obs/diagnostics.h"
+#include "runtime/session.h"
+
+namespace sdx::runtime {
+namespace {
+
+std::unique_ptr<Session> relu_chain(SessionOptions o = {}) {
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("g");
+  ir::Value* v = m.graph->add_input("x", ir::TypeInfo::tensor(DType::kFloat32));
+  for (const char* op : {"Relu", "Neg", "Abs"}) {
+    ir::Node* n = m.graph->add_node(op, "", op, {v}, {std::string(op) + "_out"});
+    n->set_opset(17);
+    v = n->output(0);
+  }
+  m.graph->add_output(v);
+  return std::move(Session::create(std::move(m), o)).value();
+}
+
+class SessionDiagnostics : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& d = obs::Diagnostics::global();
+    d.reset();
+    d.enable_all(obs::DiagLevel::kDetailed);
+  }
+  void TearDown() override {
+    auto& d = obs::Diagnostics::global();
+    d.enable_all(obs::DiagLevel::kOff);
+    d.reset();
+  }
+  static Status run(const Session& s, Context& ctx, int64_t n) {
+    Tensor x = Tensor::allocate(DType::kFloat32, Shape{1, n}, cpu_allocator(), true).value();
+    const int64_t dims[] = {1, n};
+    TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
+    return s.run(ctx, &arg, 1);
+  }
+};
+
+TEST_F(SessionDiagnostics, NewSignaturesCaptureAndColoringAreRecorded) {
+  auto s = relu_chain();
+  auto ctx = s->create_context();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(*s, *ctx, 8).is_ok());
+  ASSERT_TRUE(run(*s, *ctx, 16).is_ok());  // a second signature
+  auto& d = obs::Diagnostics::global();
+  EXPECT_EQ(d.count(obs::DiagCategory::kFallback, "NEW_SHAPE_SIGNATURE"), 2u);
+  EXPECT_EQ(d.count(obs::DiagCategory::kCapture, "CAPTURED"), 1u);
+  EXPECT_EQ(d.count(obs::DiagCategory::kColoring, "COLORING_DONE"), 2u);  // each signature froze after 1 warmup run
+  EXPECT_EQ(d.count(obs::DiagCategory::kWarmup, "WARMUP_RUN"), 2u);
+  auto ev = d.events(obs::DiagCategory::kFallback);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_NE(ev[1].detail.find("x [1, 16]"), std::string::npos) << ev[1].detail;
+  EXPECT_NE(d.to_json().find("\"COLORING\""), std::string::npos);
+}
+
+TEST_F(SessionDiagnostics, EvictionsAndAFailingJitAreFallbacksWithTheirReason) {
+  SessionOptions o;
+  o.plan_cache_max_count = 1;
+  o.jit.compiler = "/nonexistent/c++";  // the Relu/Neg/Abs segment cannot be compiled
+  o.jit.fusion_score_threshold = 0;
+  auto s = relu_chain(o);
+  auto ctx = s->create_context();
+  for (int n : {8, 16, 8})
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(*s, *ctx, n).is_ok());
+  s->wait_for_jit(60);
+  auto& d = obs::Diagnostics::global();
+  EXPECT_GE(d.count(obs::DiagCategory::kFallback, "EVICTION"), 1u);
+  EXPECT_GE(d.count(obs::DiagCategory::kCache, "EVICTED"), 1u);
+  EXPECT_GE(d.count(obs::DiagCategory::kFallback, "JIT_FAILED"), 1u);
+  bool named = false;
+  for (const auto& e : d.events(obs::DiagCategory::kFallback))
+    named |= e.name == "JIT_FAILED" && e.detail.find("/nonexistent/c++") != std::string::npos;
+  EXPECT_TRUE(named) << d.to_json();
+}
+
+}  // namespace
+}  // namespace sdx::runtime
