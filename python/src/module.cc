@@ -208,6 +208,15 @@ nb::object numpy_owning(const Tensor& t, uint8_t* buf, nb::dlpack::dtype dt) {
   return nb::ndarray<nb::numpy>(buf, static_cast<size_t>(rank), shape, owner, nullptr, dt).cast();
 }
 
+// A numpy array holding a copy of t (None for element types numpy cannot hold).
+nb::object numpy_copy(const Tensor& t) {
+  nb::dlpack::dtype dt;
+  if (!dtype_to_dlpack(t.dtype(), &dt)) return nb::none();
+  auto* buf = static_cast<uint8_t*>(::operator new(t.nbytes() ? t.nbytes() : 1));
+  if (t.nbytes()) std::memcpy(buf, t.raw_data(), t.nbytes());
+  return numpy_owning(t, buf, dt);
+}
+
 class PySession {
  public:
   PySession(nb::object model, nb::dict options) {
@@ -413,16 +422,7 @@ class PySession {
       nb::gil_scoped_release release;
       Result<std::vector<Datum>> r = dbg.run(cfeeds, [&](const runtime::BreakpointHit& h) {
         nb::gil_scoped_acquire gil;
-        nb::object value = nb::none();
-        if (h.value->is_tensor()) {
-          nb::dlpack::dtype dt;
-          const Tensor& t = h.value->as_tensor();
-          if (dtype_to_dlpack(t.dtype(), &dt)) {
-            auto* buf = static_cast<uint8_t*>(::operator new(t.nbytes() ? t.nbytes() : 1));
-            if (t.nbytes()) std::memcpy(buf, t.raw_data(), t.nbytes());
-            value = numpy_owning(t, buf, dt);
-          }
-        }
+        nb::object value = h.value->is_tensor() ? numpy_copy(h.value->as_tensor()) : nb::none();
         if (value.is_none()) value = datum_to_py(*h.value);
         callback(h.slot, *h.name, *h.op, *h.node, value);
       });

@@ -13,6 +13,13 @@
 #include "runtime/jit_plan.h"
 
 namespace sdx::runtime {
+
+// The op timing tracker's name for a fused JIT segment (interned on first use).
+static const char* jit_segment_op_name() {
+  static const char* const name = obs::intern_name("sdx.JitSegment");
+  return name;
+}
+
 namespace {
 
 // prepare()'s view of one step: frame tensors for inputs, frozen buffers for outputs.
@@ -243,6 +250,7 @@ Status ReplayHandle::run_concurrent(uint32_t begin, uint32_t end) {
 void ReplayHandle::arm_segments(PlanEntry& entry) {
   jit_ = entry.jit.get();
   if (!jit_) return;
+  (void)jit_segment_op_name();  // interned now (it allocates once), so the swapping replay does not
   for (size_t i = 0; i < jit_->segments.size(); ++i) {
     PlannedSegment& ps = jit_->segments[i];
     ps.fused = false;
@@ -360,8 +368,7 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
       Op fused = ops_[i];
       fused.bound = sw->kernel.get();
       fused.last_step = last;
-      static const char* const kJitOpName = obs::intern_name("sdx.JitSegment");
-      fused.op_name = kJitOpName;
+      fused.op_name = jit_segment_op_name();
       size_t j = i;
       while (ops_[j].last_step < last) ++j;
       fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous

@@ -48,30 +48,6 @@ constexpr memory::data_type kF32 = memory::data_type::f32;
 // (a few microseconds) and a chunk hand-off.
 constexpr int64_t kMinMacsPerSlice = int64_t{1} << 18;
 
-// Relu and LeakyRelu (alpha >= 0) as an eltwise post-op (returns true); false for activations sdx
-// applies itself after the convolution. The post-ops must give the bits of sdx's functors: Relu is
-// oneDNN's clip(0, inf) (a max with +0 first: negatives and -0 become +0, NaN becomes 0, as in
-// ReluOp), not its relu, which multiplies negatives by 0 and leaves -0; LeakyRelu with alpha >= 0
-// differs from LeakyReluOp only in which branch returns a zero, not in the result. Clip stays with
-// ClipOp, which keeps NaN and -0 where oneDNN's max/min would not.
-bool append_post_op(const FusedActivation& act, dnnl::post_ops& ops) {
-  return act.visit([&](auto f) {
-    using F = decltype(f);
-    if constexpr (std::is_same_v<F, IdentityActivation>) {
-      return true;
-    } else if constexpr (std::is_same_v<F, ReluOp>) {
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, INFINITY);
-      return true;
-    } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
-      if (!(f.alpha >= 0.f)) return false;
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, f.alpha, 0.f);
-      return true;
-    } else {
-      return false;
-    }
-  });
-}
-
 // True for oneDNN's naive reference implementations ("ref:any"), which sdx's own kernels beat.
 bool is_reference(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
@@ -259,7 +235,7 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
     // With a residual the activation comes after it, so both run in sdx's epilogue (onednn_conv.h);
     // so does every activation under Winograd.
     dnnl::post_ops ops;
-    c.act_in_dnnl = act.is_none() || (!winograd && !has_residual && append_post_op(act, ops));
+    c.act_in_dnnl = act.is_none() || (!winograd && !has_residual && append_exact_post_op(act, ops));
     const bool epilogue = has_residual || !c.act_in_dnnl;
     attr.set_post_ops(ops);
 
