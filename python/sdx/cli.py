@@ -168,6 +168,15 @@ def cmd_inspect(args) -> int:
                 if st["enabled"]:
                     print(f"jit cache: {st['cache_dir']}: {st['disk_cache_hits']} disk cache hits, "
                           f"{st['compiled']} compiled, {st['failed']} failed, {st['compiler_runs']} compiler runs")
+    if args.check_replay:
+        if unsupported:
+            print("replay check: not available while ops are unsupported")
+        else:
+            sess = sdx.InferenceSession(args.model)
+            r = sess.check_replay(_make_feeds(sess, args.shape, 0, args.dim))
+            print(r["summary"])
+            if r["diverged"] or (r["nonfinite"] and not r["reference_nonfinite"]):
+                return 1
     return 1 if unsupported else 0
 
 
@@ -205,8 +214,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="run once on random inputs and print the execution plan: slots, liveness, memory layout")
     i.add_argument("--jit", action="store_true",
                    help="run on random inputs and print the kernel JIT's segments: fused, compiling, failed and why")
+    i.add_argument("--check-replay", action="store_true",
+                   help="run the captured plan and the slot-by-slot reference side by side on random inputs; name "
+                        "the first slot that diverges or holds NaN/Inf (exit 1 when replay diverges)")
     i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
-                   help="input dims (or a .npy value) for --plan/--jit; symbolic dims default to --dim")
+                   help="input dims (or a .npy value) for --plan/--jit/--check-replay; symbolic dims default to --dim")
     i.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
     i.set_defaults(fn=cmd_inspect)
 

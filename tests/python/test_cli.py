@@ -84,6 +84,14 @@ def test_inspect_plan(tmp_path):
     assert "one buffer per slot" in r.stdout
 
 
+def test_inspect_check_replay(tmp_path):
+    path = tmp_path / "mlp.onnx"
+    onnx.save(mlp_model(), str(path))
+    r = sdx_cli("inspect", str(path), "--check-replay", "--shape", "x=8x4")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "replay matches slot by slot" in r.stdout and "values compared" in r.stdout
+
+
 def test_introspect_from_python():
     import sdx
 
