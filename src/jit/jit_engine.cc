@@ -17,15 +17,16 @@ namespace {
 void emit_compile(const std::string& key, bool cache_hit, double seconds, bool ok, uint64_t start_ns,
                   const std::string& why = "") {
   obs::Diagnostics& d = obs::Diagnostics::global();
-  if (d.enabled(obs::DiagCategory::kJit)) {
-    const char* event = !ok ? "JIT_FAILED" : cache_hit ? "DISK_CACHE_HIT" : "COMPILED";
-    d.record(obs::DiagCategory::kJit, obs::DiagLevel::kSummary, event,
-             "kernel " + key + (ok ? (cache_hit ? " loaded from the disk cache" : " compiled in " + std::to_string(seconds) + " s")
-                                   : ": " + why));
-  }
-  if (!ok && d.enabled(obs::DiagCategory::kFallback))
-    d.record(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "JIT_FAILED",
-             "the JIT could not build kernel " + key + ", so its segment's unfused kernels keep running: " + why);
+  d.record_lazy(obs::DiagCategory::kJit, obs::DiagLevel::kSummary,
+                !ok ? "JIT_FAILED" : cache_hit ? "DISK_CACHE_HIT" : "COMPILED", [&] {
+                  return "kernel " + key +
+                         (ok ? (cache_hit ? " loaded from the disk cache" : " compiled in " + std::to_string(seconds) + " s")
+                             : ": " + why);
+                });
+  if (!ok)
+    d.record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "JIT_FAILED", [&] {
+      return "the JIT could not build kernel " + key + ", so its segment's unfused kernels keep running: " + why;
+    });
   if (!(obs::observers() & obs::kObserveEvents)) return;
   obs::CompileEvent e;
   e.kernel = obs::intern_name(key.empty() ? "(unnamed)" : key);

@@ -79,6 +79,11 @@ class Diagnostics {
   // Records an event of `c` that matters at level `at` (SUMMARY: a decision, DETAILED: its particulars,
   // FULL: per-call chatter). Ignored unless enabled(c, at).
   void record(DiagCategory c, DiagLevel at, std::string_view name, std::string detail);
+  // The same, building the detail (detail() -> std::string) only when it will be kept.
+  template <typename F>
+  void record_lazy(DiagCategory c, DiagLevel at, std::string_view name, F&& detail) {
+    if (enabled(c, at)) record(c, at, name, detail());
+  }
 
   // {"enabled": ..., "categories": {"FALLBACK": {"level": ..., "counts": {...}, "last": {...},
   // "events": [...], "dropped": n}, ...}} with the categories that are enabled or have records.

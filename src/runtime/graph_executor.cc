@@ -127,7 +127,7 @@ GraphExecutor::NodeNames GraphExecutor::names(const ir::Node* node) const {
   return it == kernels_.end() ? NodeNames{} : it->second.names;
 }
 
-Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& frame) const {
+Status GraphExecutor::run_step_observed(const plan::Plan& plan, int step, Frame& frame) const {
   using obs::TimingPhase;
   obs::OpTiming rec;
   PhaseClock clock;
@@ -173,7 +173,7 @@ Status GraphExecutor::run_step_timed(const plan::Plan& plan, int step, Frame& fr
 
 Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) const {
   if (obs::observers()) [[unlikely]]
-    return run_step_timed(plan, step, frame);
+    return run_step_observed(plan, step, frame);
   const ir::Node& node = *plan.steps()[static_cast<size_t>(step)].node;
   const backend::Kernel* k = kernel(&node);
   if (!k) return unimplemented(node.describe() + " has no kernel");

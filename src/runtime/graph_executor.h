@@ -83,8 +83,8 @@ class GraphExecutor {
     NodeNames names;
   };
   std::unordered_map<const ir::Node*, NodeKernel> kernels_;
-  // run_step with the op timing tracker on: the phases of the step, recorded.
-  Status run_step_timed(const plan::Plan& plan, int step, Frame& frame) const;
+  // run_step with an observer on (op timing, events, the test slowdown hook).
+  Status run_step_observed(const plan::Plan& plan, int step, Frame& frame) const;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphExecutor>> subgraphs_;
 };
 

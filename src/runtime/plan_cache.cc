@@ -59,14 +59,14 @@ void PlanCache::enforce(const PlanEntry* keep) {
     counted_bytes_.erase(counted_bytes_.begin() + static_cast<std::ptrdiff_t>(i));
     e->registered = false;
     ++evictions_;
-    if (obs::Diagnostics::global().enabled(obs::DiagCategory::kCache)) {
-      const std::string why = "the plan cache holds at most " + std::to_string(max_count_) +
-                              " plans; the least recently used one was evicted (its next call warms up again)";
-      obs::Diagnostics::global().record(obs::DiagCategory::kCache, obs::DiagLevel::kSummary, "EVICTED", why);
-    }
-    if (obs::Diagnostics::global().enabled(obs::DiagCategory::kFallback))
-      obs::Diagnostics::global().record(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "EVICTION",
-                                        "a plan was evicted from the plan cache: its next call warms up slot by slot");
+    obs::Diagnostics& diag = obs::Diagnostics::global();
+    diag.record_lazy(obs::DiagCategory::kCache, obs::DiagLevel::kSummary, "EVICTED", [&] {
+      return "the plan cache holds at most " + std::to_string(max_count_) +
+             " plans; the least recently used one was evicted (its next call warms up again)";
+    });
+    diag.record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "EVICTION", [] {
+      return std::string("a plan was evicted from the plan cache: its next call warms up slot by slot");
+    });
     // Publishes: the cache has let go of e; its owner frees it (acquire load in Context).
     e->evicted.store(true, std::memory_order_release);
   }
@@ -76,10 +76,10 @@ void PlanCache::enforce(const PlanEntry* keep) {
     bytes_ -= counted_bytes_[i];
     counted_bytes_[i] = 0;
     ++passivations_;
-    if (obs::Diagnostics::global().enabled(obs::DiagCategory::kCache))
-      obs::Diagnostics::global().record(obs::DiagCategory::kCache, obs::DiagLevel::kSummary, "PASSIVATED",
-                                        "plans hold more than the memory budget of " + std::to_string(budget_bytes_) +
-                                            " bytes: the least recently used plan gives its frozen memory back");
+    obs::Diagnostics::global().record_lazy(obs::DiagCategory::kCache, obs::DiagLevel::kSummary, "PASSIVATED", [&] {
+      return "plans hold more than the memory budget of " + std::to_string(budget_bytes_) +
+             " bytes: the least recently used plan gives its frozen memory back";
+    });
     // Publishes: e's memory is no longer counted; its owner hands it to the pool (acquire load).
     entries_[i]->passivated.store(true, std::memory_order_release);
   }

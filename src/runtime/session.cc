@@ -25,8 +25,7 @@ using obs::DiagLevel;
 // `detail` is only built then.
 template <typename F>
 void diag(DiagCategory c, DiagLevel at, const char* event, F&& detail) {
-  obs::Diagnostics& d = obs::Diagnostics::global();
-  if (d.enabled(c, at)) d.record(c, at, event, detail());
+  obs::Diagnostics::global().record_lazy(c, at, event, std::forward<F>(detail));
 }
 
 std::string describe_args(const std::vector<ValueInfo>& inputs, const TensorArg* args) {
