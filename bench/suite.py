@@ -7,7 +7,8 @@ Models (bench/models.py SUITE_MODELS, built at run time): `mlp` (3 x 256 Gemm + 
 ops). Each runs under sdx and onnxruntime (CPU provider, intra_op_num_threads N, inter_op 1, sequential)
 in this one process with the same thread count, alternating in blocks of calls (bench/timing.py), after
 checking that the outputs agree. `gpt_decoder` also runs sdx with fp16 weights (SessionOptions.optimizer_fp16)
-and int8 weights (optimizer_int8, when this sdx has it), each against fp32 onnxruntime, with their accuracy.
+and int8 weights (optimizer_int8, when this sdx has it; `sdx-int8d` also quantizes X per row on every call,
+optimizer_int8_dynamic), each against fp32 onnxruntime, with their accuracy.
 
 Machine figures: the measured fp32 FMA peak (GFLOP/s, 1 and N threads) and memory read bandwidth (GB/s)
 from sdx's native module, sgemm 1024^3 through sdx (a MatMul model) as a percentage of the N-thread peak,
@@ -46,6 +47,7 @@ THRESHOLDS = {
     ("gpt_decoder", "sdx"): 1.0,
     ("gpt_decoder", "sdx-fp16"): 0.6,
     ("gpt_decoder", "sdx-int8"): 0.4,
+    ("gpt_decoder", "sdx-int8d"): 0.4,  # int8 weights, X quantized per row on every call (W8A8)
 }
 SGEMM_PEAK_FRACTION = 0.70  # sgemm 1024^3 at >= 70% of the measured FMA peak
 FP32_REL_L2 = 1e-4  # fp32 sdx agrees with onnxruntime when ||sdx - ort|| / ||ort|| is at most this
@@ -55,7 +57,7 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def make_sdx(data: bytes, threads: int, fp16: bool = False, int8: bool = False):
+def make_sdx(data: bytes, threads: int, fp16: bool = False, int8: bool = False, int8_dynamic: bool = False):
     import sdx
 
     opts = sdx.SessionOptions()
@@ -63,6 +65,8 @@ def make_sdx(data: bytes, threads: int, fp16: bool = False, int8: bool = False):
     opts.optimizer_fp16 = fp16
     if int8:
         opts.optimizer_int8 = True
+    if int8_dynamic:
+        opts.optimizer_int8_dynamic = True
     return sdx.InferenceSession(data, opts)
 
 
@@ -121,6 +125,9 @@ def bench_model(name: str, args, int8_available: bool) -> dict:
         if int8_available:
             engines["sdx-int8"] = make_sdx(data, args.threads, int8=True)
             variants.append("sdx-int8")
+            if args.int8_dynamic_available:
+                engines["sdx-int8d"] = make_sdx(data, args.threads, int8_dynamic=True)
+                variants.append("sdx-int8d")
     engines["onnxruntime"] = make_ort(data, args.threads)
     feeds = make_feeds(engines["onnxruntime"], args.seed)
 
@@ -156,7 +163,7 @@ def bench_model(name: str, args, int8_available: bool) -> dict:
         kv = sum(v.nbytes for k, v in feeds.items() if k.startswith("past_"))
         weights = float_bytes(model)
         gemm_w = float_bytes(model, gemm_weight_names(model))
-        shrink = {"sdx": 1.0, "sdx-fp16": 0.5, "sdx-int8": 0.25, "onnxruntime": 1.0}
+        shrink = {"sdx": 1.0, "sdx-fp16": 0.5, "sdx-int8": 0.25, "sdx-int8d": 0.25, "onnxruntime": 1.0}
         result["bytes_per_call"] = {e: int(weights - gemm_w * (1 - shrink[e]) + kv) for e in engines}
         result["kv_bytes"] = kv
         result["weight_bytes_fp32"] = weights
@@ -269,6 +276,7 @@ def main() -> int:
     import sdx
 
     args.int8_available = hasattr(sdx.SessionOptions(), "optimizer_int8")
+    args.int8_dynamic_available = hasattr(sdx.SessionOptions(), "optimizer_int8_dynamic")
     print(f"sdx {sdx.__version__} ({os.path.dirname(sdx.__file__)}), onnxruntime {ort.__version__}, "
           f"numpy {np.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs; threads {args.threads}")
     machine = None if args.no_machine else machine_figures(args)

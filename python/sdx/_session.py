@@ -94,6 +94,8 @@ class SessionOptions:
         self.optimizer_max_iterations = 3
         self.optimizer_fp16 = False  # float16 weights for MatMul/Gemm (read directly by sdx.Linear) and Conv
         self.optimizer_int8 = False  # int8 weight-only quantization (per-column scales) of MatMul/Gemm weights
+        # With optimizer_int8: X quantized per row on every call too (W8A8, integer products: faster, less exact)
+        self.optimizer_int8_dynamic = False
         # Kernel JIT (SDX_JIT_* environment variables override these): fuse elementwise segments
         # into kernels built by the system C++ compiler in the background, cached on disk.
         self.jit_enabled = True
@@ -117,6 +119,7 @@ class SessionOptions:
             "optimizer_max_iterations": int(self.optimizer_max_iterations),
             "optimizer_fp16": bool(self.optimizer_fp16),
             "optimizer_int8": bool(self.optimizer_int8),
+            "optimizer_int8_dynamic": bool(self.optimizer_int8_dynamic),
             "jit_enabled": bool(self.jit_enabled),
             "jit_fusion_score_threshold": float(self.jit_fusion_score_threshold),
             "jit_compiler": str(self.jit_compiler),
@@ -197,6 +200,14 @@ class InferenceSession:
         return self._options
 
     def run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], run_options: Any = None) -> list:
+        # One native call when every input is a C-contiguous array of a numpy type (None: it is not).
+        r = self._sess.run_feed(input_feed, output_names)
+        if type(r) is list:
+            return r
+        if r is not None:  # ("general", outputs): some hold what numpy cannot, decoded here
+            values = r[1]
+            values[:] = [_decode(v) if type(v) is tuple else v for v in values]
+            return values
         return self._run(output_names, input_feed, False)
 
     def run_with_report(self, output_names: Iterable[str] | None, input_feed: dict[str, Any]) -> tuple[list, dict]:

@@ -3,8 +3,8 @@
 The work is split so that each step can be reused (issue 6 adds baselines on top: `--save` writes the
 result of `measure`, `--compare` tests its `samples_us` against a saved one):
 
-* `make_engines(args, model)` -> {name: session}: "sdx" (fp32), "sdx-fp16" / "sdx-int8" (with --fp16 /
-  --int8) and "onnxruntime" (with --compare-onnxruntime), all with the same thread count;
+* `make_engines(args, model)` -> {name: session}: "sdx" (fp32), "sdx-fp16" / "sdx-int8" / "sdx-int8d" (with --fp16 /
+  --int8 / --int8-dynamic) and "onnxruntime" (with --compare-onnxruntime), all with the same thread count;
 * `measure(args)` -> a result dict (JSON-ready): settings, inputs, per-engine latency summary and raw
   samples, ratios to onnxruntime, output accuracy;
 * `print_report(result)` prints it; `cmd_bench(args)` is the CLI entry (exit status).
@@ -79,7 +79,7 @@ def output_errors(outputs: list, reference: list) -> dict:
     return out
 
 
-def _sdx_session(model: str, threads: int, fp16: bool = False, int8: bool = False):
+def _sdx_session(model: str, threads: int, fp16: bool = False, int8: bool = False, int8_dynamic: bool = False):
     import sdx
 
     opts = sdx.SessionOptions()
@@ -89,6 +89,8 @@ def _sdx_session(model: str, threads: int, fp16: bool = False, int8: bool = Fals
         opts.optimizer_fp16 = True
     if int8:
         opts.optimizer_int8 = True
+    if int8_dynamic:
+        opts.optimizer_int8_dynamic = True
     return sdx.InferenceSession(model, opts)
 
 
@@ -132,6 +134,8 @@ def make_engines(args, model: str) -> tuple[dict, dict]:
         load("sdx-fp16", lambda: _sdx_session(model, args.threads, fp16=True))
     if args.int8:
         load("sdx-int8", lambda: _sdx_session(model, args.threads, int8=True))
+    if args.int8_dynamic:
+        load("sdx-int8d", lambda: _sdx_session(model, args.threads, int8_dynamic=True))
     if args.compare_onnxruntime:
         try:
             load("onnxruntime", lambda: _ort_session(model, args.threads))
@@ -288,7 +292,8 @@ def cmd_bench(args) -> int:
     from .cli import _make_feeds
 
     _progress(f"per-op timing ({args.runs} runs, op timing tracker) ...")
-    sess = make_engines(argparse_namespace(args, compare_onnxruntime=False, fp16=False, int8=False), args.model)[0]["sdx"]
+    sess = make_engines(argparse_namespace(args, compare_onnxruntime=False, fp16=False, int8=False,
+                                            int8_dynamic=False), args.model)[0]["sdx"]
     feeds = _make_feeds(sess, args.shape, args.seed, args.dim)
     for _ in range(max(args.warmup, 3)):
         sess.run(None, feeds)
@@ -337,6 +342,9 @@ def add_parser(sub) -> None:
                    help="also run with fp16 weights (optimizer_fp16) and report its accuracy against fp32 sdx")
     b.add_argument("--int8", action="store_true",
                    help="also run with int8 weights (optimizer_int8) and report its accuracy against fp32 sdx")
+    b.add_argument("--int8-dynamic", action="store_true",
+                   help="also run with int8 weights and X quantized per row on every call (optimizer_int8_dynamic, "
+                        "engine sdx-int8d) and report its accuracy against fp32 sdx")
     b.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
                    help="input dims for random values (e.g. x=1x3x224x224) or a .npy value; repeatable")
     b.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")

@@ -241,6 +241,8 @@ class PySession {
       opts.optimizer.max_iterations = std::max(1, nb::cast<int>(options["optimizer_max_iterations"]));
     if (options.contains("optimizer_fp16")) opts.optimizer.fp16 = nb::cast<bool>(options["optimizer_fp16"]);
     if (options.contains("optimizer_int8")) opts.optimizer.int8 = nb::cast<bool>(options["optimizer_int8"]);
+    if (options.contains("optimizer_int8_dynamic") && nb::cast<bool>(options["optimizer_int8_dynamic"]))
+      opts.optimizer.int8 = opts.optimizer.int8_dynamic = true;
     if (options.contains("jit_enabled")) opts.jit.enabled = nb::cast<bool>(options["jit_enabled"]);
     if (options.contains("jit_fusion_score_threshold"))
       opts.jit.fusion_score_threshold = nb::cast<double>(options["jit_fusion_score_threshold"]);
@@ -259,6 +261,15 @@ class PySession {
       session_ = unwrap(runtime::Session::load_file(path, opts));
     }
     pool_ = std::make_unique<runtime::ContextPool>(session_.get());
+    for (const auto& v : session_->inputs()) {
+      PyObject* key = PyUnicode_FromStringAndSize(v.name.data(), static_cast<Py_ssize_t>(v.name.size()));
+      if (!key) throw nb::python_error();
+      PyUnicode_InternInPlace(&key);
+      input_keys_.push_back(nb::steal(key));
+      positional_ = positional_ && type_to_py(v.type).rfind("tensor(", 0) == 0;
+    }
+    int pos = 0;
+    for (const auto& v : session_->outputs()) output_index_[nb::str(v.name.data(), v.name.size())] = pos++;
   }
   nb::list inputs() const { return describe_values(session_->inputs()); }
 
@@ -267,12 +278,51 @@ class PySession {
   // or an output needs the general path (other element types, non-contiguous arrays, sequences).
   nb::object run_arrays(nb::list arrays, std::vector<int> outputs, bool want_report) {
     const size_t n = arrays.size();
-    if (n > 64) return nb::none();
-    runtime::TensorArg args[64];
-    int64_t dims[64][8];
-    nb::ndarray<nb::ro, nb::device::cpu> views[64];
+    if (n > kMaxFastInputs) return nb::none();
+    nb::handle items[kMaxFastInputs];
+    for (size_t i = 0; i < n; ++i) items[i] = arrays[i];
+    return run_handles(items, n, outputs, want_report);
+  }
+
+  // run() of InferenceSession in one call: `feed` a dict holding exactly the model's inputs (all plain
+  // tensors), output_names None/empty or output names. None when the general path must take it.
+  nb::object run_feed(nb::handle feed, nb::handle output_names) {
+    const size_t n = input_keys_.size();
+    if (!positional_ || n > kMaxFastInputs || !PyDict_CheckExact(feed.ptr()) ||
+        static_cast<size_t>(PyDict_Size(feed.ptr())) != n)
+      return nb::none();
+    nb::handle items[kMaxFastInputs];
     for (size_t i = 0; i < n; ++i) {
-      if (!nb::try_cast(arrays[i], views[i], /*convert=*/false)) return nb::none();
+      PyObject* v = PyDict_GetItemWithError(feed.ptr(), input_keys_[i].ptr());  // borrowed
+      if (!v) {
+        PyErr_Clear();
+        return nb::none();
+      }
+      items[i] = v;
+    }
+    std::vector<int> outputs;
+    if (!output_names.is_none()) {
+      for (nb::handle name : output_names) {
+        PyObject* pos = PyDict_GetItemWithError(output_index_.ptr(), name.ptr());
+        if (!pos) {
+          PyErr_Clear();
+          return nb::none();
+        }
+        outputs.push_back(static_cast<int>(PyLong_AsLong(pos)));
+      }
+    }
+    return run_handles(items, n, outputs, false);
+  }
+
+ private:
+  static constexpr size_t kMaxFastInputs = 64;
+
+  nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report) {
+    runtime::TensorArg args[kMaxFastInputs];
+    int64_t dims[kMaxFastInputs][8];
+    nb::ndarray<nb::ro, nb::device::cpu> views[kMaxFastInputs];
+    for (size_t i = 0; i < n; ++i) {
+      if (!nb::try_cast(items[i], views[i], /*convert=*/false)) return nb::none();
       const auto& a = views[i];
       if (a.ndim() > 8 || !dtype_from_dlpack(a.dtype(), &args[i].dtype)) return nb::none();
       int64_t expect = 1;
@@ -288,41 +338,53 @@ class PySession {
     std::unique_ptr<runtime::Context> ctx = pool_->acquire();
     runtime::ExecutionReport report;
     Status st;
+    // One GIL release for the run and the copies of the tensor outputs out of the engine's memory
+    // (reused by the next run), made by the session's threads: a decode step returns its whole KV cache.
+    constexpr size_t kInline = 16;
+    uint8_t* copies_inline[kInline];
+    nb::dlpack::dtype dts_inline[kInline];
+    std::vector<uint8_t*> copies_heap;
+    std::vector<nb::dlpack::dtype> dts_heap;
+    uint8_t** copies = copies_inline;
+    nb::dlpack::dtype* dts = dts_inline;
+    size_t num_out = 0;
     {
       nb::gil_scoped_release release;
       st = session_->run(*ctx, args, n, outputs, want_report ? &report : nullptr);
+      if (st.is_ok()) {
+        num_out = ctx->num_outputs();
+        if (num_out > kInline) {
+          copies_heap.resize(num_out);
+          dts_heap.resize(num_out);
+          copies = copies_heap.data();
+          dts = dts_heap.data();
+        }
+        size_t total = 0;
+        for (size_t i = 0; i < num_out; ++i) {
+          copies[i] = nullptr;
+          const Datum& d = ctx->output(i);
+          if (!d.is_tensor() || !dtype_to_dlpack(d.as_tensor().dtype(), &dts[i])) continue;
+          const size_t bytes = d.as_tensor().nbytes();
+          copies[i] = static_cast<uint8_t*>(::operator new(bytes ? bytes : 1));
+          total += bytes;
+        }
+        cpu::ScopedThreadPool bind_threads(session_->thread_pool());
+        auto copy = [&](size_t i) {
+          if (copies[i])
+            cpu::parallel_copy(copies[i], ctx->output(i).as_tensor().raw_data(), ctx->output(i).as_tensor().nbytes());
+        };
+        if (total >= cpu::kParallelCopyMinBytes && num_out > 1) {
+          cpu::parallel_for(static_cast<int64_t>(num_out), 1, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) copy(static_cast<size_t>(i));
+          });
+        } else {
+          for (size_t i = 0; i < num_out; ++i) copy(i);
+        }
+      }
     }
     if (!st.is_ok()) {
       pool_->release(std::move(ctx));
       raise(st);
-    }
-    // Copy the tensor outputs out of the engine's memory (reused by the next run) with the GIL
-    // released and the session's threads: a decode step returns its whole KV cache.
-    const size_t num_out = ctx->num_outputs();
-    std::vector<uint8_t*> copies(num_out, nullptr);
-    std::vector<nb::dlpack::dtype> dts(num_out);
-    size_t total = 0;
-    for (size_t i = 0; i < num_out; ++i) {
-      const Datum& d = ctx->output(i);
-      if (!d.is_tensor() || !dtype_to_dlpack(d.as_tensor().dtype(), &dts[i])) continue;
-      const size_t bytes = d.as_tensor().nbytes();
-      copies[i] = static_cast<uint8_t*>(::operator new(bytes ? bytes : 1));
-      total += bytes;
-    }
-    {
-      nb::gil_scoped_release release;
-      cpu::ScopedThreadPool bind_threads(session_->thread_pool());
-      auto copy = [&](size_t i) {
-        if (copies[i]) cpu::parallel_copy(copies[i], ctx->output(i).as_tensor().raw_data(),
-                                          ctx->output(i).as_tensor().nbytes());
-      };
-      if (total >= cpu::kParallelCopyMinBytes && num_out > 1) {
-        cpu::parallel_for(static_cast<int64_t>(num_out), 1, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) copy(static_cast<size_t>(i));
-        });
-      } else {
-        for (size_t i = 0; i < num_out; ++i) copy(i);
-      }
     }
     nb::list result;
     bool general = false;
@@ -340,6 +402,7 @@ class PySession {
     return general ? nb::object(nb::make_tuple("general", out)) : out;
   }
 
+ public:
   nb::dict optimization_report() const {
     const opt::OptimizationReport& r = session_->optimization();
     nb::dict d;
@@ -495,6 +558,8 @@ class PySession {
     d["fallback_reason"] = pi.fallback;
     d["captured_steps"] = pi.captured_steps;
     d["bound_steps"] = pi.bound_steps;
+    d["elided_steps"] = pi.elided_steps;
+    d["placed_inputs"] = pi.placed_inputs;
     d["waves"] = pi.num_waves;
     d["concurrent_groups"] = pi.concurrent_groups;
     d["concurrent_steps"] = pi.concurrent_steps;
@@ -588,6 +653,11 @@ class PySession {
   std::unique_ptr<runtime::Session> session_;
   // Contexts for the fast path (destroyed before the session: declared after it).
   std::unique_ptr<runtime::ContextPool> pool_;
+  // run_feed's lookups: the input names in order (interned str), output name -> position, and whether
+  // every input is a plain tensor (else the general path encodes the feeds).
+  std::vector<nb::object> input_keys_;
+  nb::dict output_index_;
+  bool positional_ = true;
 };
 
 void count_ops(const ir::Graph& g, std::map<std::string, int>& hist, std::map<std::string, std::vector<std::string>>& unsupported) {
@@ -682,6 +752,7 @@ NB_MODULE(_sdx, m) {
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
       .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"))
+      .def("run_feed", &PySession::run_feed, nb::arg("feed"), nb::arg("output_names").none())
       .def("cache_stats", &PySession::cache_stats)
       .def("optimization_report", &PySession::optimization_report)
       .def("graph_text", &PySession::graph_text)

@@ -75,6 +75,21 @@ class BoundKernel {
  public:
   virtual ~BoundKernel() = default;
   virtual Status run() const = 0;
+
+  // Where input i's elements go in this call's outputs when the call only copies them there (Concat):
+  // `rows` runs of `row_bytes` bytes, run r at dst + r * stride. The runtime may then write a graph
+  // input straight to that place (the caller's array to the KV cache's present output) and call
+  // adopt_placed_input(i), after which run() no longer copies input i (nor reads its buffer).
+  struct InputPlacement {
+    char* dst = nullptr;
+    size_t row_bytes = 0, rows = 0, stride = 0;
+  };
+  virtual bool input_placement(int i, InputPlacement* where) const {
+    (void)i;
+    (void)where;
+    return false;
+  }
+  virtual void adopt_placed_input(int i) { (void)i; }
 };
 
 // Wraps a callable `Status()` as a BoundKernel:
@@ -134,6 +149,11 @@ class Kernel {
     (void)ctx;
     return std::unique_ptr<BoundKernel>();
   }
+  // True when run() only sets its outputs to views of input 0 (no element is read or written) whose
+  // shapes follow from the inputs' shapes and the values of the other inputs. Replay then skips the
+  // step when input 0 keeps its buffer and every other input is a constant: the view it made at
+  // capture stays valid, its elements being input 0's current ones (Reshape, Squeeze...).
+  virtual bool is_view() const { return false; }
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const ir::Node&)>;

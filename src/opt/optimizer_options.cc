@@ -34,7 +34,10 @@ OptimizerOptions OptimizerOptions::from_env(OptimizerOptions base) {
   if (const char* v = std::getenv("SDX_OPTIMIZER_LOG_APPLIED")) base.log_applied = truthy(v);
   if (const char* v = std::getenv("SDX_OPTIMIZER_MAX_ITERATIONS")) base.max_iterations = std::max(1, std::atoi(v));
   if (const char* v = std::getenv("SDX_OPTIMIZER_FP16")) base.fp16 = truthy(v);
-  if (const char* v = std::getenv("SDX_OPTIMIZER_INT8")) base.int8 = truthy(v);
+  if (const char* v = std::getenv("SDX_OPTIMIZER_INT8")) {
+    base.int8_dynamic = std::string(v) == "dynamic";
+    base.int8 = base.int8_dynamic || truthy(v);
+  }
   if (const char* v = std::getenv("SDX_VERIFY_EACH_PASS")) base.verify_each_pass = truthy(v);
   return base;
 }

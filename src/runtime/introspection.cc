@@ -86,6 +86,8 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
       info.captured_steps = e.replay->count(NodePhase::kCaptured);
       info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
       info.bound_steps = e.replay->num_bound();
+      info.elided_steps = e.replay->num_elided();
+      info.placed_inputs = e.replay->num_placed_inputs();
       info.concurrent_groups = e.replay->num_concurrent_groups();
       info.concurrent_steps = e.replay->num_concurrent_steps();
     }
@@ -133,10 +135,15 @@ std::string format_introspection(const PlanIntrospection& info) {
                 info.fallback.empty() ? "" : " (", info.fallback.empty() ? "" : (info.fallback + ")").c_str());
   out += line;
   if (info.phase == "REPLAYING" || info.phase == "CAPTURED") {
-    std::snprintf(line, sizeof line, "replay: %d captured steps (%d bound calls, %d through run()), %d gap, %d slot by slot\n",
-                  info.captured_steps, info.bound_steps, info.captured_steps - info.bound_steps, info.num_steps - info.captured_steps - info.slot_by_slot_steps,
-                  info.slot_by_slot_steps);
+    std::snprintf(line, sizeof line, "replay: %d captured steps (%d bound calls, %d through run(), %d views skipped), %d gap, %d slot by slot\n",
+                  info.captured_steps, info.bound_steps, info.captured_steps - info.bound_steps - info.elided_steps,
+                  info.elided_steps, info.num_steps - info.captured_steps - info.slot_by_slot_steps, info.slot_by_slot_steps);
     out += line;
+    if (info.placed_inputs > 0) {
+      std::snprintf(line, sizeof line, "replay: %d inputs copied straight into the output of the call that reads them\n",
+                    info.placed_inputs);
+      out += line;
+    }
   }
   if (info.num_waves > 0) {
     std::snprintf(line, sizeof line, "inter-op: %d waves; %d groups of bound calls run concurrently (%d steps)\n",

@@ -54,6 +54,8 @@ struct PlanIntrospection {
   std::string phase;     // the plan phase reached: REPLAYING when the plan could be captured
   std::string fallback;  // why it did not replay ("" when it did)
   int captured_steps = 0, bound_steps = 0, slot_by_slot_steps = 0;
+  int elided_steps = 0;   // captured view steps replay skips (Kernel::is_view)
+  int placed_inputs = 0;  // graph inputs copied straight into a bound call's output (a KV cache's Concat)
   // Inter-op (inter_op_num_threads > 1): the plan's waves, and the groups of bound calls a replay
   // runs concurrently with the steps in them (0 otherwise).
   int num_waves = 0, concurrent_groups = 0, concurrent_steps = 0;

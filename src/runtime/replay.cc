@@ -135,6 +135,11 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
         f.slots[static_cast<size_t>(v->index())] = Datum::tensor(t);
         pin(v->index(), t);
       }
+      // Only into outputs with memory of their own: an arena buffer may hold other values before this step.
+      bool own_memory = true;
+      for (int slot : st.outputs)
+        if (slot >= 0 && !plan.slots()[static_cast<size_t>(slot)].requested_output) own_memory = false;
+      if (own_memory) h->place_inputs(node, bound.get(), input_values, output_values);
       op.bound = bound.get();
       h->owned_.push_back(std::move(bound));
       ++h->num_bound_;
@@ -162,6 +167,10 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
       }
       op.verify_end = static_cast<uint32_t>(h->verify_.size());
       if (phase == NodePhase::kCaptured && !all_pinned) phase = NodePhase::kSlotBySlot;
+      // A view of pinned memory shaped by constants only: the value it left in the frame stays right.
+      op.elided = phase == NodePhase::kCaptured && k->is_view() && node.num_inputs() >= 1 && node.input(0);
+      for (int i = 1; i < node.num_inputs() && op.elided; ++i)
+        if (node.input(i) && !constant[static_cast<size_t>(node.input(i)->index())]) op.elided = false;
     }
     op.profile = profile_step(node, f);
     // Eager slots are freed after their last reader; pinned ones stay in the frame for good.
@@ -173,6 +182,7 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
       f.slots[static_cast<size_t>(v)] = Datum();
     }
     op.release_end = static_cast<uint32_t>(h->release_.size());
+    if (op.release_begin != op.release_end) op.elided = false;
     h->ops_.push_back(op);
     h->node_phases_.push_back(phase);
   }
@@ -181,8 +191,48 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     h->output_static_.push_back(v->owner() == &g && pinned[static_cast<size_t>(v->index())]);
   }
   h->arm_segments(entry);
+  h->drop_elided();
   h->build_groups();
   return h;
+}
+
+void ReplayHandle::place_inputs(const ir::Node& node, backend::BoundKernel* bound,
+                                const std::vector<const ir::Value*>& input_values,
+                                const std::vector<const ir::Value*>& output_values) {
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const ir::Value* v = node.input(i);
+    if (!v || v->users().size() != 1 || v->users()[0] != &node) continue;
+    bool once = true, is_output = false;
+    for (int j = 0; j < node.num_inputs(); ++j) once = once && (j == i || node.input(j) != v);
+    for (const ir::Value* o : output_values) is_output = is_output || o == v;
+    const auto in = std::find(input_values.begin(), input_values.end(), v);
+    if (!once || is_output || in == input_values.end()) continue;
+    InputCopy& c = inputs_[static_cast<size_t>(in - input_values.begin())];
+    backend::BoundKernel::InputPlacement where;
+    if (c.strings != 0 || c.rows != 0 || c.bytes == 0 || !bound->input_placement(i, &where)) continue;
+    if (where.rows == 0 || where.row_bytes * where.rows != c.bytes) continue;
+    // From now on the caller's array goes straight into the output; the input's own buffer (still in
+    // the frame, read by nothing else) goes stale.
+    c.dst = where.dst;
+    c.rows = where.rows;
+    c.stride = where.stride;
+    bound->adopt_placed_input(i);
+    ++num_placed_inputs_;
+  }
+}
+
+void ReplayHandle::drop_elided() {
+  // After arm_segments (which indexes ops_ by step): a JIT segment is made of bound calls only, so
+  // no elided step lies inside one.
+  size_t kept = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (ops_[i].elided) {
+      ++num_elided_;
+      continue;
+    }
+    ops_[kept++] = ops_[i];
+  }
+  ops_.resize(kept);
 }
 
 void ReplayHandle::build_groups() {
@@ -483,7 +533,7 @@ void ReplayHandle::copy_inputs(const TensorArg* args) const {
   const uint64_t t0 = events ? obs::now_ns() : 0;
   // Large inputs (a KV cache) are copied by the pool: one input split in pieces, several spread
   // over the threads whole.
-  if (inputs_.size() == 1 && inputs_[0].strings == 0) {
+  if (inputs_.size() == 1 && inputs_[0].strings == 0 && inputs_[0].rows == 0) {
     cpu::parallel_copy(inputs_[0].dst, args[0].data, inputs_[0].bytes);
   } else if (input_bytes_ >= cpu::kParallelCopyMinBytes) {
     cpu::parallel_for(static_cast<int64_t>(inputs_.size()), 1, [&](int64_t b, int64_t e) {
@@ -509,6 +559,10 @@ void ReplayHandle::copy_input(const InputCopy& c, const void* src) {
     auto* dst = static_cast<std::string*>(c.dst);
     const auto* in = static_cast<const std::string*>(src);
     for (int64_t k = 0; k < c.strings; ++k) dst[k] = in[k];
+  } else if (c.rows) {
+    const size_t row = c.bytes / c.rows;
+    for (size_t r = 0; r < c.rows; ++r)
+      std::memcpy(static_cast<char*>(c.dst) + r * c.stride, static_cast<const char*>(src) + r * row, row);
   } else if (c.bytes) {
     std::memcpy(c.dst, src, c.bytes);
   }

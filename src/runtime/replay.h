@@ -75,6 +75,9 @@ class ReplayHandle {
   int num_bound() const { return num_bound_; }  // steps with a BoundKernel
   int count(NodePhase p) const;
   int num_fused_segments() const { return num_fused_; }
+  int num_elided() const { return num_elided_; }  // view steps replay skips (see Kernel::is_view)
+  // Graph inputs copied straight into a bound call's output (BoundKernel::input_placement).
+  int num_placed_inputs() const { return num_placed_inputs_; }
   // Inter-op: groups of calls run concurrently, and the calls in them (0 without waves).
   int num_concurrent_groups() const;
   int num_concurrent_steps() const;
@@ -89,6 +92,7 @@ class ReplayHandle {
     const char* op_name = "";    // interned, for the op timing tracker ("sdx.JitSegment" when fused)
     const char* node_name = "";  // interned (a fused segment's first node)
     StepProfile profile;         // for kernel events (a fused segment: its steps' bytes summed)
+    bool elided = false;         // a view step replay skips (Kernel::is_view); dropped after capture
   };
   struct Expect {
     int value;
@@ -100,6 +104,9 @@ class ReplayHandle {
     void* dst;
     size_t bytes;     // raw bytes to copy (packed types included)
     int64_t strings;  // or, for string inputs, the number of std::string elements
+    // Placed in a bound call's output (BoundKernel::input_placement): the bytes go as `rows` runs of
+    // bytes / rows at dst + r * stride. 0: one contiguous run.
+    size_t rows = 0, stride = 0;
   };
   // A JIT segment waiting for its kernel (see the header comment).
   struct ArmedSegment {
@@ -123,6 +130,12 @@ class ReplayHandle {
   bool segment_resolved() const;
   // A replay that checks the READY kernels against the unfused steps, then swaps them in.
   Status replay_swapping(bool* diverged);
+  // Removes the elided view steps from ops_ (end of capture, after arm_segments).
+  void drop_elided();
+  // Graph inputs read only by `node` whose bound call offers them a place in its output: their
+  // InputCopy is redirected there (see BoundKernel::input_placement).
+  void place_inputs(const ir::Node& node, backend::BoundKernel* bound, const std::vector<const ir::Value*>& input_values,
+                    const std::vector<const ir::Value*>& output_values);
   // Inter-op: cuts ops_ into groups (after capture and after a swap; allocates).
   void build_groups();
   Status run_concurrent(uint32_t begin, uint32_t end);
@@ -146,6 +159,8 @@ class ReplayHandle {
   std::vector<ArmedSegment> armed_;
   std::vector<Op> spare_ops_;  // capacity for the ops after a swap (reserved when arming)
   int num_fused_ = 0;
+  int num_elided_ = 0;
+  int num_placed_inputs_ = 0;
   // Inter-op: ops_ in runs [begin, end), concurrent or one after another; empty without waves.
   struct Group {
     uint32_t begin = 0, end = 0;

@@ -94,6 +94,12 @@ TEST(PassManager, EnvironmentOverlaysTheOptions) {
   EXPECT_EQ(o.max_iterations, 5);
   EXPECT_TRUE(o.fp16);
   EXPECT_TRUE(o.int8);
+  EXPECT_FALSE(o.int8_dynamic);
+  setenv("SDX_OPTIMIZER_INT8", "dynamic", 1);  // int8 weights and X quantized per row at run time
+  opt::OptimizerOptions d = opt::OptimizerOptions::from_env({});
+  unsetenv("SDX_OPTIMIZER_INT8");
+  EXPECT_TRUE(d.int8);
+  EXPECT_TRUE(d.int8_dynamic);
 }
 
 TEST(PassManager, PassesAreRegisteredInPipelineOrder) {

@@ -4,7 +4,8 @@ The optimizer stores the MatMul/Gemm weights as float16, or as int8 with per-out
 directly by sdx.Linear (no Cast per call); outputs are compared with the float32 session. Error measure per
 output: max |lowp - fp32| / max |fp32|. Bounds (measured on gpt_decoder_step, 4 layers, random N(0, 1)
 inputs: fp16 ~3e-4, int8 ~8e-3 on "y"; the present K/V outputs carry the error of one projection):
-fp16 < 2e-3, int8 < 3e-2. A wrong kernel (lost scale, transposed or misread weight) is off by O(1).
+fp16 < 2e-3, int8 < 3e-2; int8d (optimizer_int8_dynamic: X quantized per row on every call too) < 6e-2.
+A wrong kernel (lost scale, transposed or misread weight) is off by O(1).
 """
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import pytest
 import sdx
 from models import gpt_decoder_step, transformer_encoder
 
-BOUNDS = {"fp16": 2e-3, "int8": 3e-2}
+BOUNDS = {"fp16": 2e-3, "int8": 3e-2, "int8d": 6e-2}
 
 
 def session(data: bytes, precision: str) -> "sdx.InferenceSession":
@@ -20,6 +21,7 @@ def session(data: bytes, precision: str) -> "sdx.InferenceSession":
     opts.intra_op_num_threads = 2
     opts.optimizer_fp16 = precision == "fp16"
     opts.optimizer_int8 = precision == "int8"
+    opts.optimizer_int8_dynamic = precision == "int8d"
     return sdx.InferenceSession(data, opts)
 
 
@@ -44,7 +46,7 @@ def decoder():
     return gpt_decoder_step(layers=4).SerializeToString()
 
 
-@pytest.mark.parametrize("precision", ["fp16", "int8"])
+@pytest.mark.parametrize("precision", ["fp16", "int8", "int8d"])
 def test_decoder_step_lowp_weights_within_bounds(decoder, precision):
     ref_sess, sess = session(decoder, "fp32"), session(decoder, precision)
     feeds = feeds_for(ref_sess)
@@ -62,11 +64,11 @@ def test_decoder_step_lowp_weights_within_bounds(decoder, precision):
     ops = report["ops_after"]
     assert "Cast" not in ops and "MatMul" not in ops, ops  # every projection reads its weight directly
     assert ops.get("sdx.Linear", 0) == 4 * 4, ops            # Q/K/V (merged), out, fc, proj per layer
-    tag = "int8 + per-column scales" if precision == "int8" else "-> float16"
+    tag = {"int8": "int8 + per-column scales", "int8d": "X quantized per row at run time"}.get(precision, "-> float16")
     assert sum(tag in str(line) for line in report["log"]) == 16, report["log"]
 
 
-@pytest.mark.parametrize("precision", ["fp16", "int8"])
+@pytest.mark.parametrize("precision", ["fp16", "int8", "int8d"])
 def test_encoder_lowp_weights_large_m(precision):
     # seq 128 rows: the widened-copy + GEMM path instead of the small-M kernel.
     data = transformer_encoder(layers=2).SerializeToString()

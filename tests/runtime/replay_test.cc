@@ -485,3 +485,70 @@ TEST(ReplayTiming, GlobalTrackerSeesEveryExecutedOp) {
 
 }  // namespace
 }  // namespace sdx::runtime
+
+namespace sdx::runtime {
+namespace {
+
+// A decode step's cache update: present = Concat(past [1, 2, 3, 4], Reshape(Relu(x) [8], [1, 2, 1, 4]), axis 2)
+// as a graph output; y = Neg(present). With `present_out` false, present is an intermediate only.
+std::unique_ptr<Session> kv_step(bool present_out, SessionOptions opts = {}) {
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("kv");
+  ir::Value* past = m.graph->add_input("past", TypeInfo::tensor(DType::kFloat32));
+  ir::Value* x = m.graph->add_input("x", TypeInfo::tensor(DType::kFloat32));
+  Tensor shape = Tensor::allocate(DType::kInt64, Shape{4}).value();
+  const int64_t dims[] = {1, 2, 1, 4};
+  std::copy(dims, dims + 4, shape.data<int64_t>());
+  ir::Value* shape_v = m.graph->add_initializer("shape", shape);
+  auto node = [&](const char* op, std::vector<ir::Value*> ins, const std::string& out) {
+    ir::Node* n = m.graph->add_node(op, "", out + "_node", std::move(ins), {out});
+    n->set_opset(17);
+    return n;
+  };
+  ir::Value* r = node("Relu", {x}, "relu")->output(0);
+  ir::Value* row = node("Reshape", {r, shape_v}, "row")->output(0);
+  ir::Node* cat = node("Concat", {past, row}, "present");
+  ir::Attribute axis;
+  axis.name = "axis";
+  axis.type = ir::AttrType::kInt;
+  axis.i = 2;
+  cat->set_attribute(axis);
+  ir::Value* y = node("Neg", {cat->output(0)}, "y")->output(0);
+  m.graph->add_output(y);
+  if (present_out) m.graph->add_output(cat->output(0));
+  return std::move(Session::create(std::move(m), opts)).value();
+}
+
+TEST(Replay, KvCacheInputGoesStraightIntoTheConcatOutputAndViewsAreSkipped) {
+  for (bool present_out : {true, false}) {
+    auto s = kv_step(present_out);
+    SessionOptions slow;
+    slow.execution_mode = ExecutionMode::kSlotBySlot;
+    auto ref = kv_step(present_out, slow);
+    auto ctx = s->create_context();
+    const int64_t past_dims[] = {1, 2, 3, 4}, x_dims[] = {8};
+    for (int call = 0; call < 8; ++call) {
+      std::vector<float> pv(24), xv(8);
+      for (size_t i = 0; i < pv.size(); ++i) pv[i] = static_cast<float>((static_cast<int>(i) * 7 + call * 5) % 11) - 5.f;
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((static_cast<int>(i) * 3 + call) % 5) - 2.f;
+      Tensor past = floats(pv, Shape{1, 2, 3, 4}), x = floats(xv, Shape{8});
+      TensorArg args[] = {{DType::kFloat32, past_dims, 4, past.raw_data()}, {DType::kFloat32, x_dims, 1, x.raw_data()}};
+      ExecutionReport rep;
+      ASSERT_TRUE(s->run(*ctx, args, 2, {}, &rep).is_ok());
+      auto want = ref->run({{"past", Datum::tensor(past)}, {"x", Datum::tensor(x)}});
+      ASSERT_TRUE(want.is_ok());
+      for (size_t o = 0; o < want.value().size(); ++o)
+        EXPECT_EQ(values_of(ctx->output(o)), values_of(want.value()[o])) << "call " << call << " output " << o;
+      if (call >= 2) EXPECT_EQ(rep.mode_used, ExecutionMode::kCpuReplay);
+    }
+    const ReplayHandle& h = *ctx->current()->replay;
+    EXPECT_EQ(h.num_elided(), 1) << "the Reshape (constant shape, pinned input) is a view replay skips";
+    // Only an output with memory of its own takes the input: an arena buffer may hold other values
+    // before the Concat runs.
+    EXPECT_EQ(h.num_placed_inputs(), present_out ? 1 : 0);
+  }
+}
+
+}  // namespace
+}  // namespace sdx::runtime

@@ -6,6 +6,8 @@
 //   sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B)       (LinearFusion,
 //     QuantizationOptimizations). W' = W of X's type; or, X float32 only: W float16 (widened),
 //     W int8 with W_scale float32 [N]: W'[k, n] = W[k, n] * W_scale[n] (W_scale exactly with int8 W).
+//     x_quant: "none" (default) or, with int8 W only, "dynamic": X is quantized to 8 bits per row on
+//     every call and the product taken in integers (backend/cpu/gemv/int8_dynamic_gemm.h).
 //   sdx.FusedConv(X, W, B?, R?) -> act(Conv(X, W, B) + R), Conv's attributes       (ConvEpilogueFusion,
 //     ConvResidualFusion). R (the residual, a ResNet shortcut) has X's type and exactly the output's
 //     shape; it is added after the bias and before the activation. input_layout / output_layout /
@@ -62,7 +64,11 @@ Status infer_linear(Node& node) {
     }
     if (wt != DType::kUndefined && (wt == DType::kInt8 && xt != DType::kInt8) != (scale != nullptr))
       return invalid_argument("W_scale is required with an int8 W (and X float32), and only then");
+    if (node.attr_string("x_quant", "none") == "dynamic" && wt != DType::kUndefined && wt != DType::kInt8)
+      return invalid_argument("x_quant 'dynamic' needs an int8 W (with X float32)");
   }
+  const std::string xq = node.attr_string("x_quant", "none");
+  if (xq != "none" && xq != "dynamic") return invalid_argument("x_quant must be 'none' or 'dynamic', got '" + xq + "'");
   if (scale && scale->type().kind == TypeInfo::Kind::kTensor && scale->type().elem != DType::kUndefined &&
       scale->type().elem != DType::kFloat32)
     return invalid_argument("W_scale must be float32");
@@ -133,7 +139,7 @@ Status shape_fused_conv_layouts(Node& node) {
 }  // namespace
 
 SDX_OP_SCHEMA_DOMAIN(Linear, kSdx)
-    .attrs({{"activation", AttrType::kString}, {"activation_params", AttrType::kFloats}})
+    .attrs({{"activation", AttrType::kString}, {"activation_params", AttrType::kFloats}, {"x_quant", AttrType::kString}})
     .category(OpCategory::kMatMul)
     .inputs(2, 4)
     .outputs(1, 1)

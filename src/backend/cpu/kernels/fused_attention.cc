@@ -3,15 +3,16 @@
 //
 // The softmax is streamed (see backend/cpu/fused_attention.h): per (batch, head) and block of query rows,
 // key blocks are folded into a running row maximum m and row sum l, FlashAttention-style:
-//   s = scale * Q_blk . K_blk^T (+ mask)          one GEMM into a [block_q, block_kv] scratch
+//   s = scale * Q_blk . K_blk^T (+ mask)          one GEMM into a [block_q, block_kv] scratch (dot_rows
+//                                                  for a lone float query row: a decode step)
 //   m' = max(m, rowmax(s)); p = exp(s - m')        (m' = -inf is treated as 0, so -inf scores give p = 0)
 //   l = l * exp(m - m') + rowsum(p);  Y_rows *= exp(m - m');  Y_rows += p . V_blk   (second GEMM)
 // and finally Y_rows /= l. The output rows are the accumulator, so scratch is one score block, the row
 // statistics and the GEMM workspace: independent of S_q and S_kv. Key blocks entirely past the causal
 // limit of a query block are skipped.
 //
-// Agreement with the unfused MatMul / Softmax / MatMul graph: the same exp (fast_expf for float), row sums
-// in double; the online rescaling and the scale applied to Q (the GEMM's alpha) differ from it only by
+// Agreement with the unfused MatMul / Softmax / MatMul graph: exp within an ulp or so of it (simd::exp for
+// float, std::exp for double), row sums in double; the online rescaling and the scale applied to Q (the GEMM's alpha) differ from it only by
 // rounding (about 1e-7 relative). A row whose scores are all -inf yields l = 0 and so NaN, as Softmax does.
 //
 // Threads: the (batch, head, query block) tasks are split over the session's pool, one scratch per thread.
@@ -23,12 +24,15 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemv/dot_rows.h"
 #include "backend/cpu/reduce_util.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 
@@ -136,7 +140,14 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
   const int64_t kv_end = p.causal ? std::clamp<int64_t>(i0 + mq + offset, 0, s.s_kv) : s.s_kv;
   for (int64_t j0 = 0; j0 < kv_end; j0 += bkv) {
     const int64_t nk = std::min(bkv, kv_end - j0);
-    gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
+    if constexpr (std::is_same_v<T, float>) {
+      if (mq == 1)  // a decode step's one query row: dot products, no GEMM set-up
+        dot_rows(qh + i0 * s.d, kh + j0 * s.d, s.d, nk, s.d, scale, sc);
+      else
+        gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
+    } else {
+      gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
+    }
     for (int64_t r = 0; r < mq; ++r) {
       const int64_t i = i0 + r;
       T* row = sc + r * nk;
@@ -156,7 +167,12 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
       const T m_new = block_max > mx[r] ? block_max : mx[r];
       const T ref = m_new == kNegInf ? T(0) : m_new;
       const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
-      for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
+      if constexpr (std::is_same_v<T, float>) {
+        for (int64_t j = 0; j < visible; ++j) row[j] -= ref;
+        simd::exp(row, row, visible);  // vectorized (AVX-512/AVX2 at run time)
+      } else {
+        for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
+      }
       const double block_sum = row_sum(row, visible);
       if (alpha != T(1)) {
         T* yr = yrows + r * s.dv;
@@ -194,8 +210,9 @@ void compute(const AttnShape& s, const Params& p, const T* q, const T* k, const 
   const int64_t q_blocks = (s.s_q + block_q(s) - 1) / block_q(s);
   const int64_t tasks = s.batch * s.heads * q_blocks;
   const int64_t units = std::min<int64_t>(static_cast<int64_t>(scratch.per_unit.size()), tasks);
-  // Below ~ a 64 x 64 x 64 product per task the split costs more than it saves.
-  const bool split = units > 1 && s.s_kv * s.d * std::min(s.s_q, block_q(s)) >= 16 * 1024;
+  // Below ~ 32K multiply-adds in all (a decode step's 4 heads x 128 keys x 64) the split costs more
+  // than it saves.
+  const bool split = units > 1 && tasks * s.s_kv * s.d * std::min(s.s_q, block_q(s)) >= 32 * 1024;
   parallel_for(split ? units : 1, 1, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t t0 = tasks * u / (split ? units : 1), t1 = tasks * (u + 1) / (split ? units : 1);

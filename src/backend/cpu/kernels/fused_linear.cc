@@ -16,6 +16,9 @@
 //   is in cache (rows split over the pool). float16/int8 weights are first widened into a float32 copy
 //   (per call, into scratch of the bound call), the int8 scales applied in the epilogue:
 //   y = scale[n] * acc + b.
+// - x_quant "dynamic" (int8 W, float32 X, K within int8_dynamic_applies): every M goes through
+//   int8_dynamic_gemm (X quantized per row, integer products; W packed once per bound call, per call by
+//   run()); its result does not depend on M or the thread count, so run() and replay agree bit for bit.
 // Epilogue: bias add then activation (Relu, LeakyRelu and Clip on vectors, see epilogue_row in
 // activation.h).
 //
@@ -40,6 +43,7 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemv/int8_dynamic_gemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/onednn_matmul.h"
 #include "backend/cpu/tensor_values.h"
@@ -236,11 +240,25 @@ void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, in
   linear_blocked<T>(g, act, px, x_numel, w, nullptr, pb, py, s);
 }
 
+// x_quant "dynamic": y = act(int8_dynamic_gemm(x, w) + b); scratch of int8_dynamic_scratch_bytes(M, K).
+void linear_dynamic(const LinearGeometry& g, const FusedActivation& act, const float* x, const Int8DynamicWeights& w,
+                    const float* pb, float* y, void* scratch) {
+  if (g.M * g.N == 0) return;
+  act.visit([&](auto f) {
+    int8_dynamic_gemm(g.M, g.K, x, g.K, w, y, g.N, scratch,
+                      [&](int64_t n0, int64_t n1) { float_epilogue(f, y, g.M, g.N, n0, n1, nullptr, pb); });
+  });
+}
+
 class LinearKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
     SDX_ASSIGN_OR_RETURN(act_, FusedActivation::from_node(node), "sdx.Linear");
     w_is_initializer_ = onednn_matmul_weight(node, 1);
+    const std::string xq = node.attr_string("x_quant", "none");
+    if (xq != "none" && xq != "dynamic")
+      return invalid_argument("sdx.Linear x_quant must be 'none' or 'dynamic', got '" + xq + "'");
+    dynamic_ = xq == "dynamic";
     return Status::ok();
   }
 
@@ -251,6 +269,12 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     SDX_ASSIGN_OR_RETURN(LinearGeometry g, linear_geometry(x, w, b, sc), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), g.out_shape), "");
+    if (dynamic_path(g)) {
+      const Int8DynamicWeights packed(w.data<int8_t>(), g.N, g.K, g.N, sc->data<float>());
+      std::vector<char> scratch(int8_dynamic_scratch_bytes(g.M, g.K));
+      linear_dynamic(g, act_, x.data<float>(), packed, b ? b->data<float>() : nullptr, y.data<float>(), scratch.data());
+      return Status::ok();
+    }
     if (onednn_candidate(x, g)) {
       if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(), w.data<float>(),
                                                        b ? b->data<float>() : nullptr, y.data<float>()))
@@ -276,6 +300,18 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     Result<LinearGeometry> g = linear_geometry(x, w, b, sc);
     if (!g.is_ok() || !output_matches(ctx, 0, x.dtype(), g.value().out_shape)) return no_bound_form();
+    if (dynamic_path(g.value())) {
+      // W and its scales are packed now: they must hold the same values on every call.
+      if (!ctx.input_is_constant(1) || !ctx.input_is_constant(3)) return no_bound_form();
+      auto packed = std::make_shared<const Int8DynamicWeights>(w.data<int8_t>(), g.value().N, g.value().K, g.value().N,
+                                                               sc->data<float>());
+      auto scratch = std::make_shared<std::vector<char>>(int8_dynamic_scratch_bytes(g.value().M, g.value().K));
+      return backend::bind_call([g = g.value(), act = act_, px = x.data<float>(), pb = b ? b->data<float>() : nullptr,
+                                 py = ctx.output(0).data<float>(), packed, scratch] {
+        linear_dynamic(g, act, px, *packed, pb, py, scratch->data());
+        return Status::ok();
+      });
+    }
     if (onednn_candidate(x, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(), w.data<float>(),
@@ -308,6 +344,9 @@ class LinearKernel final : public backend::Kernel {
   }
 
  private:
+  bool dynamic_path(const LinearGeometry& g) const {
+    return dynamic_ && g.lowp && g.wtype == WeightType::kInt8 && int8_dynamic_applies(g.K);
+  }
   // float32 X and W, W an initializer, more rows than the small-M kernel takes: try oneDNN (which may
   // still decline, leaving the gemm path).
   bool onednn_candidate(const Tensor& x, const LinearGeometry& g) const {
@@ -316,6 +355,7 @@ class LinearKernel final : public backend::Kernel {
 
   FusedActivation act_;
   bool w_is_initializer_ = false;
+  bool dynamic_ = false;  // x_quant "dynamic"
 };
 
 const backend::KernelRegistrar kLinear({"Linear", "sdx", 1, backend::kAnyOpset,

@@ -1,7 +1,10 @@
 // Tensor-manipulation kernels that join, split or repeat tensors:
 // Concat, Split, Tile, Expand, Compress.
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/parallel_copy.h"
@@ -81,7 +84,89 @@ class ConcatKernel final : public backend::Kernel {
     }, "Concat");
   }
 
+  Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& ctx) const override {
+    if (!ctx.wants_output(0)) return std::unique_ptr<backend::BoundKernel>();
+    const Tensor& y = ctx.output(0);
+    if (y.dtype() == DType::kString || dtype_bits(y.dtype()) % 8 != 0 || y.rank() == 0 || !y.raw_data())
+      return std::unique_ptr<backend::BoundKernel>();
+    const int r = y.rank();
+    auto ax = normalize_axis(axis_, r);
+    if (!ax.is_ok()) return std::unique_ptr<backend::BoundKernel>();
+    const int a = ax.value();
+    const size_t elem = static_cast<size_t>(dtype_bits(y.dtype()) / 8);
+    auto bound = std::make_unique<BoundConcat>();
+    bound->outer = static_cast<size_t>(y.shape().size_between(0, a));
+    bound->out_row = static_cast<size_t>(y.shape().size_between(a, r)) * elem;
+    bound->y = static_cast<char*>(y.raw_data());
+    int64_t along = 0;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      const Tensor& x = ctx.input(i);
+      // Exactly what run() would produce: same type and rank, same dims outside the axis.
+      if (x.dtype() != y.dtype() || x.rank() != r) return std::unique_ptr<backend::BoundKernel>();
+      for (int d = 0; d < r; ++d)
+        if (d != a && x.shape()[d] != y.shape()[d]) return std::unique_ptr<backend::BoundKernel>();
+      const size_t row = static_cast<size_t>(x.shape().size_between(a, r)) * elem;
+      bound->parts.push_back({static_cast<const char*>(x.raw_data()), row, along * static_cast<size_t>(
+                                                                               y.shape().size_between(a + 1, r)) * elem,
+                              i, false});
+      along += x.shape()[a];
+    }
+    if (bound->parts.empty() || along != y.shape()[a]) return std::unique_ptr<backend::BoundKernel>();
+    return std::unique_ptr<backend::BoundKernel>(std::move(bound));
+  }
+
  private:
+  // Concat bound to its buffers: output rows of out_row bytes, each the inputs' rows side by side.
+  struct BoundConcat final : backend::BoundKernel {
+    struct Part {
+      const char* x;
+      size_t row;     // bytes of one of x's rows
+      size_t offset;  // of x's row within an output row
+      int input;
+      bool placed;    // written in place by the runtime (adopt_placed_input): not copied
+    };
+    std::vector<Part> parts;
+    char* y = nullptr;
+    size_t outer = 0, out_row = 0;
+
+    Status run() const override {
+      if (outer == 1) {
+        for (const Part& p : parts)
+          if (!p.placed) parallel_copy(y + p.offset, p.x, p.row);
+        return Status::ok();
+      }
+      size_t bytes = 0;
+      for (const Part& p : parts) bytes += p.placed ? 0 : p.row;
+      auto rows = [&](int64_t begin, int64_t end) {
+        for (const Part& p : parts) {
+          if (p.placed) continue;
+          for (int64_t o = begin; o < end; ++o)
+            std::memcpy(y + static_cast<size_t>(o) * out_row + p.offset, p.x + static_cast<size_t>(o) * p.row, p.row);
+        }
+      };
+      if (bytes * outer >= kParallelCopyMinBytes)
+        parallel_for(static_cast<int64_t>(outer),
+                     std::max<int64_t>(1, static_cast<int64_t>(kParallelCopyMinBytes / 2 / std::max<size_t>(bytes, 1))),
+                     rows);
+      else
+        rows(0, static_cast<int64_t>(outer));
+      return Status::ok();
+    }
+    bool input_placement(int i, InputPlacement* where) const override {
+      for (const Part& p : parts) {
+        if (p.input != i) continue;
+        *where = InputPlacement{y + p.offset, p.row, outer, out_row};
+        return true;
+      }
+      return false;
+    }
+    void adopt_placed_input(int i) override {
+      for (Part& p : parts)
+        if (p.input == i) p.placed = true;
+    }
+  };
+
   int64_t axis_ = 1;
 };
 const backend::KernelRegistrar kConcat({"Concat", "", 1, backend::kAnyOpset, backend::kernel_factory<ConcatKernel>()});

@@ -20,6 +20,7 @@ using backend::KernelContext;
 // unless allowzero, one -1 is inferred.
 class ReshapeKernel final : public backend::Kernel {
  public:
+  bool is_view() const override { return true; }
   Status init(const ir::Node& node) override {
     allowzero_ = node.attr_int("allowzero", 0) != 0;
     if (node.opset() < 5) {
@@ -82,6 +83,7 @@ const backend::KernelRegistrar kReshape({"Reshape", "", 1, backend::kAnyOpset, b
 // ---- Flatten: [d0..d(axis-1)] x [d(axis)..] as 2-D.
 class FlattenKernel final : public backend::Kernel {
  public:
+  bool is_view() const override { return true; }
   Status init(const ir::Node& node) override {
     axis_ = node.attr_int("axis", 1);
     return Status::ok();
@@ -128,6 +130,7 @@ struct AxesSource {
 // ---- Squeeze: removes the listed size-1 axes, or all of them.
 class SqueezeKernel final : public backend::Kernel {
  public:
+  bool is_view() const override { return true; }
   Status init(const ir::Node& node) override {
     axes_.init(node);
     return Status::ok();
@@ -162,6 +165,7 @@ const backend::KernelRegistrar kSqueeze({"Squeeze", "", 1, backend::kAnyOpset, b
 // ---- Unsqueeze: inserts size-1 axes at the listed output positions.
 class UnsqueezeKernel final : public backend::Kernel {
  public:
+  bool is_view() const override { return true; }
   Status init(const ir::Node& node) override {
     axes_.init(node);
     return Status::ok();
