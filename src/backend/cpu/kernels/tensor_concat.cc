@@ -239,7 +239,63 @@ class SplitKernel final : public backend::Kernel {
     return Status::ok();
   }
 
+  // Bound to the frozen outputs, whose shapes (recorded from run() during warmup) give the sizes: split
+  // sizes fed as an input must be a constant.
+  Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& ctx) const override {
+    if (!ctx.has_input(0) || (ctx.num_inputs() > 1 && ctx.has_input(1) && !ctx.input_is_constant(1)))
+      return std::unique_ptr<backend::BoundKernel>();
+    const Tensor& x = ctx.input(0);
+    const int r = x.rank();
+    if (r == 0 || x.dtype() == DType::kString || dtype_bits(x.dtype()) % 8 != 0 || !x.raw_data())
+      return std::unique_ptr<backend::BoundKernel>();
+    auto ax = normalize_axis(axis_, r);
+    if (!ax.is_ok()) return std::unique_ptr<backend::BoundKernel>();
+    const int a = ax.value();
+    const size_t elem = static_cast<size_t>(dtype_bits(x.dtype()) / 8);
+    auto bound = std::make_unique<BoundSplit>();
+    bound->x = static_cast<const char*>(x.raw_data());
+    bound->outer = static_cast<size_t>(x.shape().size_between(0, a));
+    bound->in_row = static_cast<size_t>(x.shape().size_between(a, r)) * elem;
+    const size_t inner = static_cast<size_t>(x.shape().size_between(a + 1, r)) * elem;
+    int64_t along = 0;
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      if (!ctx.wants_output(i)) return std::unique_ptr<backend::BoundKernel>();
+      const Tensor& y = ctx.output(i);
+      if (y.dtype() != x.dtype() || y.rank() != r) return std::unique_ptr<backend::BoundKernel>();
+      for (int d = 0; d < r; ++d)
+        if (d != a && y.shape()[d] != x.shape()[d]) return std::unique_ptr<backend::BoundKernel>();
+      bound->parts.push_back({static_cast<char*>(y.raw_data()), static_cast<size_t>(y.shape()[a]) * inner,
+                              static_cast<size_t>(along) * inner});
+      along += y.shape()[a];
+    }
+    if (along != x.shape()[a]) return std::unique_ptr<backend::BoundKernel>();
+    return std::unique_ptr<backend::BoundKernel>(std::move(bound));
+  }
+
  private:
+  // Split bound to its buffers: input rows of in_row bytes, each cut into the outputs' rows.
+  struct BoundSplit final : backend::BoundKernel {
+    struct Part {
+      char* y;
+      size_t row;     // bytes of one of y's rows
+      size_t offset;  // of y's row within an input row
+    };
+    std::vector<Part> parts;
+    const char* x = nullptr;
+    size_t outer = 0, in_row = 0;
+    Status run() const override {
+      for (const Part& p : parts) {
+        if (p.row == 0) continue;
+        if (outer == 1) {
+          parallel_copy(p.y, x + p.offset, p.row);
+          continue;
+        }
+        for (size_t o = 0; o < outer; ++o) std::memcpy(p.y + o * p.row, x + o * in_row + p.offset, p.row);
+      }
+      return Status::ok();
+    }
+  };
+
   int64_t axis_ = 0;
   int64_t num_outputs_ = 0;
   bool has_split_attr_ = false;

@@ -1,3 +1,4 @@
+#include "bound_test_util.h"
 #include "kernel_test_util.h"
 
 namespace sdx::test {
@@ -80,6 +81,36 @@ TEST(TensorConcat, SplitOldOpsetAttribute) {
   auto ys = run_node("Split", {f32({1, 2, 3}, {3})}, {attr_ints("split", {1, 2})}, 11, 2);
   ASSERT_TRUE(ys.is_ok()) << ys.status().to_string();
   EXPECT_EQ(values<float>((*ys)[1]), (std::vector<float>{2, 3}));
+}
+
+}  // namespace
+}  // namespace sdx::test
+
+namespace sdx::test {
+namespace {
+
+// The bound forms replay what run() computes, bit for bit, with no allocation (bound_test_util.h).
+TEST(TensorConcat, BoundConcatAndSplitMatchRun) {
+  auto seq = [](const std::vector<int64_t>& dims, float base) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = base + static_cast<float>(i);
+    return f32(v, dims);
+  };
+  // A KV cache step (outer rows), axis 0 (one row per input), a large parallel copy.
+  expect_bound_matches({.op = "Concat", .inputs = {seq({1, 4, 5, 8}, 0), seq({1, 4, 1, 8}, 1e4f)},
+                        .attrs = {attr_i("axis", -2)}});
+  expect_bound_matches({.op = "Concat", .inputs = {seq({3, 2}, 0), seq({1, 2}, 100), seq({2, 2}, 200)},
+                        .attrs = {attr_i("axis", 0)}});
+  expect_bound_matches({.op = "Concat", .inputs = {seq({9, 4099}, 0), seq({9, 1}, 1e7f)}, .attrs = {attr_i("axis", 1)}});
+  // Split: equal parts, sizes from a constant input, uneven num_outputs (opset 18), an inner axis.
+  expect_bound_matches({.op = "Split", .inputs = {seq({1, 1, 768}, 0)}, .attrs = {attr_i("axis", -1)}, .num_outputs = 3});
+  expect_bound_matches({.op = "Split", .inputs = {seq({4, 6, 3}, 0), i64({2, 4}, {2})}, .attrs = {attr_i("axis", 1)},
+                        .num_outputs = 2},
+                       {1});
+  expect_bound_matches({.op = "Split", .opset = 18, .inputs = {seq({5, 2}, 0)}, .attrs = {attr_i("num_outputs", 2)},
+                        .num_outputs = 2});
 }
 
 }  // namespace
