@@ -560,9 +560,7 @@ void ReplayHandle::copy_input(const InputCopy& c, const void* src) {
     const auto* in = static_cast<const std::string*>(src);
     for (int64_t k = 0; k < c.strings; ++k) dst[k] = in[k];
   } else if (c.rows) {
-    const size_t row = c.bytes / c.rows;
-    for (size_t r = 0; r < c.rows; ++r)
-      std::memcpy(static_cast<char*>(c.dst) + r * c.stride, static_cast<const char*>(src) + r * row, row);
+    cpu::copy_rows(c.dst, c.stride, src, c.bytes / c.rows, c.bytes / c.rows, c.rows);
   } else if (c.bytes) {
     std::memcpy(c.dst, src, c.bytes);
   }

@@ -18,4 +18,9 @@ inline constexpr size_t kParallelCopyMinBytes = size_t{64} << 10;
 // bytes >= kParallelCopyMinBytes. Without a pool, or nested in a parallel region, one memcpy.
 void parallel_copy(void* dst, const void* src, size_t bytes);
 
+// `rows` runs of row_bytes: run r from src + r * src_stride to dst + r * dst_stride (Concat and Split
+// rows, a graph input placed in a Concat's output). One run: parallel_copy; else split over the pool by
+// runs when rows * row_bytes >= kParallelCopyMinBytes.
+void copy_rows(void* dst, size_t dst_stride, const void* src, size_t src_stride, size_t row_bytes, size_t rows);
+
 }  // namespace sdx::cpu

@@ -131,26 +131,8 @@ class ConcatKernel final : public backend::Kernel {
     size_t outer = 0, out_row = 0;
 
     Status run() const override {
-      if (outer == 1) {
-        for (const Part& p : parts)
-          if (!p.placed) parallel_copy(y + p.offset, p.x, p.row);
-        return Status::ok();
-      }
-      size_t bytes = 0;
-      for (const Part& p : parts) bytes += p.placed ? 0 : p.row;
-      auto rows = [&](int64_t begin, int64_t end) {
-        for (const Part& p : parts) {
-          if (p.placed) continue;
-          for (int64_t o = begin; o < end; ++o)
-            std::memcpy(y + static_cast<size_t>(o) * out_row + p.offset, p.x + static_cast<size_t>(o) * p.row, p.row);
-        }
-      };
-      if (bytes * outer >= kParallelCopyMinBytes)
-        parallel_for(static_cast<int64_t>(outer),
-                     std::max<int64_t>(1, static_cast<int64_t>(kParallelCopyMinBytes / 2 / std::max<size_t>(bytes, 1))),
-                     rows);
-      else
-        rows(0, static_cast<int64_t>(outer));
+      for (const Part& p : parts)
+        if (!p.placed) copy_rows(y + p.offset, out_row, p.x, p.row, p.row, outer);
       return Status::ok();
     }
     bool input_placement(int i, InputPlacement* where) const override {
@@ -284,14 +266,7 @@ class SplitKernel final : public backend::Kernel {
     const char* x = nullptr;
     size_t outer = 0, in_row = 0;
     Status run() const override {
-      for (const Part& p : parts) {
-        if (p.row == 0) continue;
-        if (outer == 1) {
-          parallel_copy(p.y, x + p.offset, p.row);
-          continue;
-        }
-        for (size_t o = 0; o < outer; ++o) std::memcpy(p.y + o * p.row, x + o * in_row + p.offset, p.row);
-      }
+      for (const Part& p : parts) copy_rows(p.y, p.row, x + p.offset, in_row, p.row, outer);
       return Status::ok();
     }
   };
