@@ -15,6 +15,7 @@ process, so drift in machine state (frequency, cache, noisy neighbours) hits eve
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -285,10 +286,19 @@ def cmd_bench(args) -> int:
         print(f"sdx bench: error: {e}", file=sys.stderr)
         return 2
     print_report(result)
+    status = 0
+    if args.save or baseline:
+        status = _baseline_work(args, result, baseline)
     if args.json:
         write_json(result, args.json)
-    if not (args.save or baseline):
-        return 0
+    return status
+
+
+def _baseline_work(args, result: dict, baseline: dict | None) -> int:
+    """--save / --compare: per-op samples from the op timing tracker, then the baseline written or the
+    comparison printed; the comparison rows (end-to-end and per op type) also go into `result` for --json.
+    1 when something regressed."""
+    from . import regression
     from .cli import _make_feeds
 
     _progress(f"per-op timing ({args.runs} runs, op timing tracker) ...")
@@ -298,20 +308,25 @@ def cmd_bench(args) -> int:
     for _ in range(max(args.warmup, 3)):
         sess.run(None, feeds)
     ops = regression.op_samples(sess, feeds, args.runs)
+    result["ops_median_us"] = {op: float(np.median(v)) for op, v in ops.items()}
     if args.save:
         with open(args.save, "w") as f:
             json.dump(regression.make_baseline(result, ops), f)
         print(f"saved baseline {args.save} ({len(result['samples_us']['sdx'])} end-to-end samples, {len(ops)} op types)")
-    if baseline:
-        note = regression.same_model_note(baseline, args.model)
-        if note:
-            print(note)
-        rows = regression.compare(baseline, result["samples_us"]["sdx"], ops, args.threshold, args.alpha,
-                                  min_share=args.min_share)
-        regression.print_comparison(rows, args.compare, args.threshold, args.alpha)
-        if any(r["regression"] for r in rows):
-            return 1
-    return 0
+    if not baseline:
+        return 0
+    note = regression.same_model_note(baseline, args.model)
+    if note:
+        print(note)
+    rows = regression.compare(baseline, result["samples_us"]["sdx"], ops, args.threshold, args.alpha,
+                              min_share=args.min_share)
+    regression.print_comparison(rows, args.compare, args.threshold, args.alpha)
+    # JSON has no infinity: an op type the baseline lacks has change null
+    json_rows = [{k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in r.items()} for r in rows]
+    result["comparison"] = {"baseline": args.compare, "threshold": args.threshold, "alpha": args.alpha,
+                            "min_share": args.min_share, "rows": json_rows,
+                            "regressions": [r["metric"] for r in rows if r["regression"]]}
+    return 1 if result["comparison"]["regressions"] else 0
 
 
 def argparse_namespace(args, **overrides):

@@ -77,9 +77,16 @@ def test_cli_save_compare_exit_status(tmp_path):
     saved = json.loads(base.read_text())
     assert saved["kind"] == "sdx bench baseline" and len(saved["e2e_us"]) == 40 and "MatMul" in saved["ops_us"]
     slow = dict(plain, SDX_TEST_SLOWDOWN="MatMul=1.5")
-    r = subprocess.run(cli + ["--compare", str(base)], capture_output=True, text=True, cwd="/", env=slow)
+    out = tmp_path / "compare.json"
+    r = subprocess.run(cli + ["--compare", str(base), "--json", str(out)], capture_output=True, text=True, cwd="/",
+                       env=slow)
     assert r.returncode == 1, r.stdout + r.stderr
     assert any(line.startswith("MatMul") and line.endswith("REGRESSION") for line in r.stdout.splitlines()), r.stdout
+    # --json carries the same verdicts, one row per metric: end-to-end and each op type
+    report = json.loads(out.read_text())
+    rows = {row["metric"]: row for row in report["comparison"]["rows"]}
+    assert "end-to-end" in rows and rows["MatMul"]["regression"] is True, rows
+    assert "MatMul" in report["comparison"]["regressions"] and "MatMul" in report["ops_median_us"]
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = subprocess.run(cli + ["--compare", str(bad)], capture_output=True, text=True, cwd="/")
