@@ -6,7 +6,9 @@ Models (bench/models.py SUITE_MODELS, built at run time): `mlp` (3 x 256 Gemm + 
 (ResNet-18, 224x224, batch 1, Conv + BatchNormalization as exported) and `chain` (200 cheap elementwise
 ops). Each runs under sdx and onnxruntime (CPU provider, intra_op_num_threads N, inter_op 1, sequential)
 in this one process with the same thread count, alternating in blocks of calls (bench/timing.py), after
-checking that the outputs agree. `gpt_decoder` also runs sdx with fp16 weights (SessionOptions.optimizer_fp16)
+checking that the outputs agree. The ratio judged is the median over rounds of (sdx's p50 / onnxruntime's
+p50 in that round): a round's blocks run back to back and see the same machine state (see paired_ratios);
+the ratio of the p50s pooled over all rounds and the lowest/highest round are printed beside it. `gpt_decoder` also runs sdx with fp16 weights (SessionOptions.optimizer_fp16)
 and int8 weights (optimizer_int8, when this sdx has it; `sdx-int8d` also quantizes X per row on every call,
 optimizer_int8_dynamic), each against fp32 onnxruntime, with their accuracy.
 

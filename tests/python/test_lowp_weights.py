@@ -64,7 +64,7 @@ def test_decoder_step_lowp_weights_within_bounds(decoder, precision):
     ops = report["ops_after"]
     assert "Cast" not in ops and "MatMul" not in ops, ops  # every projection reads its weight directly
     assert ops.get("sdx.Linear", 0) == 4 * 4, ops            # Q/K/V (merged), out, fc, proj per layer
-    tag = {"int8": "int8 + per-column scales", "int8d": "X quantized per row at run time"}.get(precision, "-> float16")
+    tag = {"int8": "X rounded to 16 bits per row", "int8d": "X quantized to 8 bits per row"}.get(precision, "-> float16")
     assert sum(tag in str(line) for line in report["log"]) == 16, report["log"]
 
 

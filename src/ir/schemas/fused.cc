@@ -6,8 +6,9 @@
 //   sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B)       (LinearFusion,
 //     QuantizationOptimizations). W' = W of X's type; or, X float32 only: W float16 (widened),
 //     W int8 with W_scale float32 [N]: W'[k, n] = W[k, n] * W_scale[n] (W_scale exactly with int8 W).
-//     x_quant: "none" (default) or, with int8 W only, "dynamic": X is quantized to 8 bits per row on
-//     every call and the product taken in integers (backend/cpu/gemv/int8_dynamic_gemm.h).
+//     x_quant: "none" (default) or, with int8 W only, "int16" / "dynamic": X is rounded per row to 16 /
+//     8-bit integers on every call and the product taken in integers (backend/cpu/gemv/int8_w16_gemm.h,
+//     int8_dynamic_gemm.h; "int16" at up to kSmallMMaxRows rows of X, in float beyond).
 //   sdx.FusedConv(X, W, B?, R?) -> act(Conv(X, W, B) + R), Conv's attributes       (ConvEpilogueFusion,
 //     ConvResidualFusion). R (the residual, a ResNet shortcut) has X's type and exactly the output's
 //     shape; it is added after the bias and before the activation. input_layout / output_layout /
@@ -64,11 +65,13 @@ Status infer_linear(Node& node) {
     }
     if (wt != DType::kUndefined && (wt == DType::kInt8 && xt != DType::kInt8) != (scale != nullptr))
       return invalid_argument("W_scale is required with an int8 W (and X float32), and only then");
-    if (node.attr_string("x_quant", "none") == "dynamic" && wt != DType::kUndefined && wt != DType::kInt8)
-      return invalid_argument("x_quant 'dynamic' needs an int8 W (with X float32)");
+    const std::string xq = node.attr_string("x_quant", "none");
+    if (xq != "none" && wt != DType::kUndefined && wt != DType::kInt8)
+      return invalid_argument("x_quant '" + xq + "' needs an int8 W (with X float32)");
   }
   const std::string xq = node.attr_string("x_quant", "none");
-  if (xq != "none" && xq != "dynamic") return invalid_argument("x_quant must be 'none' or 'dynamic', got '" + xq + "'");
+  if (xq != "none" && xq != "dynamic" && xq != "int16")
+    return invalid_argument("x_quant must be 'none', 'int16' or 'dynamic', got '" + xq + "'");
   if (scale && scale->type().kind == TypeInfo::Kind::kTensor && scale->type().elem != DType::kUndefined &&
       scale->type().elem != DType::kFloat32)
     return invalid_argument("W_scale must be float32");

@@ -10,8 +10,11 @@
 //   only (as its weight). fp16: W' = float16 W (round to nearest even; every |w| <= 65504), no S.
 //   int8 (weight-only, symmetric, per output channel): S[n] = max_k |W[k, n]| / 127 (1 for a zero
 //   column), W'[k, n] = round(W[k, n] / S[n]) in [-127, 127]; the kernel computes S[n] * sum_k x W'.
-//   With OptimizerOptions::int8_dynamic (SDX_OPTIMIZER_INT8=dynamic) the sdx.Linear also gets
-//   x_quant = "dynamic": X is quantized per row on every call too (gemv/int8_dynamic_gemm.h).
+//   The sdx.Linear gets x_quant = "int16": X is rounded per row to 16-bit integers on every call
+//   (relative error at most 2^-16 of the row's max |x|, far below the weights' rounding) and the
+//   products are exact integer sums (gemv/int8_w16_gemm.h). With OptimizerOptions::int8_dynamic
+//   (SDX_OPTIMIZER_INT8=dynamic) it gets x_quant = "dynamic": X quantized to 8 bits per row instead
+//   (gemv/int8_dynamic_gemm.h), faster and less accurate.
 //   The weight stays small in memory and the kernel widens it in registers: no per-call Cast (see
 //   backend/cpu/kernels/fused_linear.cc). Results change by the rounding of the weights (float16:
 //   relative 2^-11 per weight; int8: up to S[n] / 2 per weight), which is why both are opt-in. Each
@@ -192,14 +195,13 @@ bool lowp_linear(ir::Graph& g, ir::Node& n, PassContext& ctx) {
     inputs[1] = g.add_constant(wname + "_int8", std::move(q));
     inputs.push_back(g.add_constant(wname + "_scale", std::move(s)));
     what += "int8 + per-column scales";
-    if (ctx.options().int8_dynamic) {
-      ir::Attribute xq;
-      xq.name = "x_quant";
-      xq.type = ir::AttrType::kString;
-      xq.s = "dynamic";
-      p->attrs.push_back(std::move(xq));
-      what += ", X quantized per row at run time";
-    }
+    ir::Attribute xq;
+    xq.name = "x_quant";
+    xq.type = ir::AttrType::kString;
+    xq.s = ctx.options().int8_dynamic ? "dynamic" : "int16";
+    p->attrs.push_back(std::move(xq));
+    what += ctx.options().int8_dynamic ? ", X quantized to 8 bits per row at run time"
+                                       : ", X rounded to 16 bits per row at run time";
   } else {
     inputs[1] = g.add_constant(wname + "_fp16", to_float16(p->w));
     what += "float16";

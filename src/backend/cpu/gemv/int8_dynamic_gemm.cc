@@ -6,9 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
-
-#include "backend/cpu/simd/isa.h"
 
 namespace sdx::cpu {
 namespace detail {
@@ -33,16 +30,12 @@ int64_t quantized_row_stride(int64_t K) { return round_up(round_up(std::max<int6
 
 bool int8_dynamic_row_scale(uint32_t amax_bits, uint8_t* qr, int64_t K, int64_t ldq, float* row_scale, float* s) {
   std::memset(qr + K, 128, static_cast<size_t>(ldq - K));
-  if (amax_bits >= 0x7f800000u) {  // Inf or NaN
-    *row_scale = std::numeric_limits<float>::quiet_NaN();
+  *row_scale = detail::row_scale(amax_bits, 127.f);
+  if (std::isnan(*row_scale)) {  // Inf or NaN in the row
     std::memset(qr, 128, static_cast<size_t>(K));
     return false;
   }
-  float amax;
-  std::memcpy(&amax, &amax_bits, sizeof(amax));
-  *s = amax / 127.f;
-  if (*s == 0.f) *s = 1.f;
-  *row_scale = *s;
+  *s = *row_scale;
   return true;
 }
 
@@ -52,16 +45,8 @@ void quantize_portable(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_
   for (int64_t m = 0; m < M; ++m) {
     const float* xr = x + m * ldx;
     uint8_t* qr = q + m * ldq;
-    // max |x| on the bit patterns with the sign cleared: for non-negative floats the integer order is the
-    // float order, and anything >= the bits of +Inf is Inf or NaN.
-    uint32_t amax_bits = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      uint32_t bits;
-      std::memcpy(&bits, xr + k, sizeof(bits));
-      amax_bits = std::max(amax_bits, bits & 0x7fffffffu);
-    }
     float s;
-    if (!int8_dynamic_row_scale(amax_bits, qr, K, ldq, &scale[m], &s)) continue;
+    if (!int8_dynamic_row_scale(row_amax_bits(IntGemmIsa::kPortable, xr, K), qr, K, ldq, &scale[m], &s)) continue;
     for (int64_t k = 0; k < K; ++k) {
       float t = xr[k] / s;
       t = t < -127.f ? -127.f : (t > 127.f ? 127.f : t);
@@ -95,35 +80,6 @@ void blocks_portable(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeigh
 }
 
 }  // namespace
-
-bool int8_dynamic_isa_supported(Int8DynamicIsa isa) {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool kAvx2 = __builtin_cpu_supports("avx2");
-  static const bool kVnni = kAvx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-  switch (isa) {
-    case Int8DynamicIsa::kPortable: return true;
-    case Int8DynamicIsa::kAvx2: return kAvx2;
-    case Int8DynamicIsa::kAvx512Vnni: return kVnni;
-  }
-  return false;
-#else
-  return isa == Int8DynamicIsa::kPortable;
-#endif
-}
-
-Int8DynamicIsa int8_dynamic_active_isa() {
-  switch (simd::active_isa()) {
-    case simd::Isa::kScalar:
-      return Int8DynamicIsa::kPortable;
-    case simd::Isa::kAvx2:
-      break;
-    case simd::Isa::kAvx512:
-      if (int8_dynamic_isa_supported(Int8DynamicIsa::kAvx512Vnni)) return Int8DynamicIsa::kAvx512Vnni;
-      break;
-  }
-  return int8_dynamic_isa_supported(Int8DynamicIsa::kAvx2) ? Int8DynamicIsa::kAvx2 : Int8DynamicIsa::kPortable;
-}
 
 Int8DynamicRows int8_dynamic_quantize(Int8DynamicIsa isa, int64_t M, int64_t K, const float* x, int64_t ldx,
                                       void* scratch) {

@@ -33,6 +33,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/gemv/int_gemm_support.h"
 #include "backend/cpu/thread_pool.h"
 
 namespace sdx::cpu {
@@ -92,16 +93,17 @@ struct Int8DynamicRows {
 };
 
 namespace detail {
-enum class Int8DynamicIsa { kPortable, kAvx2, kAvx512Vnni };
+// The paths are those of every integer GEMM (int_gemm_support.h).
+using Int8DynamicIsa = IntGemmIsa;
 // One row's s_x from its largest |x| bit pattern (sign cleared), with the padding bytes [K, ldq) of qr set
 // to 128. False for a row holding Inf/NaN: *row_scale = NaN and every byte 128 (nothing to quantize);
 // else *row_scale = *s = s_x and the caller quantizes the row with *s.
 bool int8_dynamic_row_scale(uint32_t amax_bits, uint8_t* qr, int64_t K, int64_t ldq, float* row_scale, float* s);
 // Whether `isa` can run on this CPU.
-bool int8_dynamic_isa_supported(Int8DynamicIsa isa);
+inline bool int8_dynamic_isa_supported(Int8DynamicIsa isa) { return int_gemm_isa_supported(isa); }
 // The path int8_dynamic_gemm takes now: the best supported one, lowered by simd::active_isa()
 // (SDX_CPU_ISA=scalar|avx2); all paths give the same bits.
-Int8DynamicIsa int8_dynamic_active_isa();
+inline Int8DynamicIsa int8_dynamic_active_isa() { return int_gemm_active_isa(); }
 // Quantizes x[M, K] into scratch (int8_dynamic_scratch_bytes(M, K) bytes). The vector path (kAvx2 and
 // kAvx512Vnni both run the AVX2 code) and the portable one give the same bytes and scales.
 Int8DynamicRows int8_dynamic_quantize(Int8DynamicIsa isa, int64_t M, int64_t K, const float* x, int64_t ldx,

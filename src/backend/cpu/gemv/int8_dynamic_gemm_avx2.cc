@@ -115,35 +115,15 @@ SDX_AVX2_FN void block_rows(int64_t groups, const uint8_t* q, int64_t ldq, const
 
 SDX_AVX2_FN void int8_dynamic_quantize_avx2(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_t* q,
                                             int64_t ldq, float* scale) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
   for (int64_t m = 0; m < M; ++m) {
     const float* xr = x + m * ldx;
     uint8_t* qr = q + m * ldq;
-    // max |x| on the bit patterns (see the portable code in int8_dynamic_gemm.cc); masked-off lanes read 0.
-    __m256i mx = _mm256_setzero_si256(), mx2 = _mm256_setzero_si256();
-    int64_t k = 0;
-    for (; k + 16 <= K; k += 16) {
-      mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + k)),
-                                                 abs_mask));
-      mx2 = _mm256_max_epu32(
-          mx2, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + k + 8)), abs_mask));
-    }
-    mx = _mm256_max_epu32(mx, mx2);
-    for (; k + 8 <= K; k += 8)
-      mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + k)),
-                                                 abs_mask));
-    if (k < K)
-      mx = _mm256_max_epu32(
-          mx, _mm256_and_si256(_mm256_maskload_epi32(reinterpret_cast<const int*>(xr + k), lane_mask(K - k)),
-                               abs_mask));
-    __m128i h = _mm_max_epu32(_mm256_castsi256_si128(mx), _mm256_extracti128_si256(mx, 1));
-    h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0x4e));
-    h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0xb1));
-    const uint32_t amax_bits = static_cast<uint32_t>(_mm_cvtsi128_si32(h));
+    const uint32_t amax_bits = row_amax_bits(IntGemmIsa::kAvx2, xr, K);
     float s;
     if (!int8_dynamic_row_scale(amax_bits, qr, K, ldq, &scale[m], &s)) continue;
     const __m256 vs = _mm256_set1_ps(s);
-    for (k = 0; k + 32 <= K; k += 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(qr + k), quantize32(xr + k, vs));
+    int64_t k = 0;
+    for (; k + 32 <= K; k += 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(qr + k), quantize32(xr + k, vs));
     for (; k + 8 <= K; k += 8)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(qr + k), quantize8(_mm256_loadu_ps(xr + k), vs));
     if (k < K) {

@@ -19,6 +19,9 @@
 // - x_quant "dynamic" (int8 W, float32 X, K within int8_dynamic_applies): every M goes through
 //   int8_dynamic_gemm (X quantized per row, integer products; W packed once per bound call, per call by
 //   run()); its result does not depend on M or the thread count, so run() and replay agree bit for bit.
+// - x_quant "int16" (int8 W, float32 X, M <= kSmallMMaxRows, K within int8_w16_applies): int8_w16_gemm,
+//   X rounded per row to 16-bit integers and the products taken exactly in integers (W packed the same
+//   way); at larger M the widened-weight path above (X in float).
 // Epilogue: bias add then activation (Relu, LeakyRelu and Clip on vectors, see epilogue_row in
 // activation.h).
 //
@@ -44,6 +47,7 @@
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv/int8_dynamic_gemm.h"
+#include "backend/cpu/gemv/int8_w16_gemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/onednn_matmul.h"
 #include "backend/cpu/tensor_values.h"
@@ -240,15 +244,52 @@ void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, in
   linear_blocked<T>(g, act, px, x_numel, w, nullptr, pb, py, s);
 }
 
-// x_quant "dynamic": y = act(int8_dynamic_gemm(x, w) + b); scratch of int8_dynamic_scratch_bytes(M, K).
-void linear_dynamic(const LinearGeometry& g, const FusedActivation& act, const float* x, const Int8DynamicWeights& w,
+// The integer paths of an int8 W: x_quant "dynamic" (Int8DynamicWeights, int8_dynamic_gemm) and "int16"
+// (Int8W16Weights, int8_w16_gemm). y = act(product(x, w) + b); scratch of integer_scratch_bytes(w, M, K).
+inline size_t integer_scratch_bytes(const Int8DynamicWeights&, int64_t M, int64_t K) {
+  return int8_dynamic_scratch_bytes(M, K);
+}
+inline size_t integer_scratch_bytes(const Int8W16Weights&, int64_t M, int64_t K) { return int8_w16_scratch_bytes(M, K); }
+
+template <typename Packed>
+void linear_integer(const LinearGeometry& g, const FusedActivation& act, const float* x, const Packed& w,
                     const float* pb, float* y, void* scratch) {
   if (g.M * g.N == 0) return;
   act.visit([&](auto f) {
-    int8_dynamic_gemm(g.M, g.K, x, g.K, w, y, g.N, scratch,
-                      [&](int64_t n0, int64_t n1) { float_epilogue(f, y, g.M, g.N, n0, n1, nullptr, pb); });
+    auto epilogue = [&](int64_t n0, int64_t n1) { float_epilogue(f, y, g.M, g.N, n0, n1, nullptr, pb); };
+    if constexpr (std::is_same_v<Packed, Int8DynamicWeights>)
+      int8_dynamic_gemm(g.M, g.K, x, g.K, w, y, g.N, scratch, epilogue);
+    else
+      int8_w16_gemm(g.M, g.K, x, g.K, w, y, g.N, scratch, epilogue);
   });
 }
+
+// run(): W packed and scratch allocated for this one call.
+template <typename Packed>
+void run_integer(const LinearGeometry& g, const FusedActivation& act, const Tensor& x, const Tensor& w,
+                 const Tensor& scale, const Tensor* b, Tensor& y) {
+  const Packed packed(w.data<int8_t>(), g.N, g.K, g.N, scale.data<float>());
+  std::vector<char> scratch(integer_scratch_bytes(packed, g.M, g.K));
+  linear_integer(g, act, x.data<float>(), packed, b ? b->data<float>() : nullptr, y.data<float>(), scratch.data());
+}
+
+// The bound call: W and its scales packed now, so they must hold the same values on every call.
+template <typename Packed>
+BoundResult bind_integer(const backend::PrepareContext& ctx, const LinearGeometry& g,
+                         const FusedActivation& act) {
+  if (!ctx.input_is_constant(1) || !ctx.input_is_constant(3)) return no_bound_form();
+  const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  auto packed = std::make_shared<const Packed>(ctx.input(1).data<int8_t>(), g.N, g.K, g.N, ctx.input(3).data<float>());
+  auto scratch = std::make_shared<std::vector<char>>(integer_scratch_bytes(*packed, g.M, g.K));
+  return backend::bind_call([g, act, px = ctx.input(0).data<float>(), pb = b ? b->data<float>() : nullptr,
+                             py = ctx.output(0).data<float>(), packed, scratch] {
+    linear_integer(g, act, px, *packed, pb, py, scratch->data());
+    return Status::ok();
+  });
+}
+
+// sdx.Linear's x_quant: "none" (X float), "int16", "dynamic" (X rounded to 8 bits).
+enum class XQuant { kNone, kInt16, kInt8 };
 
 class LinearKernel final : public backend::Kernel {
  public:
@@ -256,9 +297,9 @@ class LinearKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(act_, FusedActivation::from_node(node), "sdx.Linear");
     w_is_initializer_ = onednn_matmul_weight(node, 1);
     const std::string xq = node.attr_string("x_quant", "none");
-    if (xq != "none" && xq != "dynamic")
-      return invalid_argument("sdx.Linear x_quant must be 'none' or 'dynamic', got '" + xq + "'");
-    dynamic_ = xq == "dynamic";
+    if (xq != "none" && xq != "dynamic" && xq != "int16")
+      return invalid_argument("sdx.Linear x_quant must be 'none', 'int16' or 'dynamic', got '" + xq + "'");
+    x_quant_ = xq == "dynamic" ? XQuant::kInt8 : xq == "int16" ? XQuant::kInt16 : XQuant::kNone;
     return Status::ok();
   }
 
@@ -269,11 +310,15 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     SDX_ASSIGN_OR_RETURN(LinearGeometry g, linear_geometry(x, w, b, sc), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), g.out_shape), "");
-    if (dynamic_path(g)) {
-      const Int8DynamicWeights packed(w.data<int8_t>(), g.N, g.K, g.N, sc->data<float>());
-      std::vector<char> scratch(int8_dynamic_scratch_bytes(g.M, g.K));
-      linear_dynamic(g, act_, x.data<float>(), packed, b ? b->data<float>() : nullptr, y.data<float>(), scratch.data());
-      return Status::ok();
+    switch (integer_path(g)) {
+      case XQuant::kInt8:
+        run_integer<Int8DynamicWeights>(g, act_, x, w, *sc, b, y);
+        return Status::ok();
+      case XQuant::kInt16:
+        run_integer<Int8W16Weights>(g, act_, x, w, *sc, b, y);
+        return Status::ok();
+      case XQuant::kNone:
+        break;
     }
     if (onednn_candidate(x, g)) {
       if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(), w.data<float>(),
@@ -300,17 +345,13 @@ class LinearKernel final : public backend::Kernel {
     const Tensor* sc = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
     Result<LinearGeometry> g = linear_geometry(x, w, b, sc);
     if (!g.is_ok() || !output_matches(ctx, 0, x.dtype(), g.value().out_shape)) return no_bound_form();
-    if (dynamic_path(g.value())) {
-      // W and its scales are packed now: they must hold the same values on every call.
-      if (!ctx.input_is_constant(1) || !ctx.input_is_constant(3)) return no_bound_form();
-      auto packed = std::make_shared<const Int8DynamicWeights>(w.data<int8_t>(), g.value().N, g.value().K, g.value().N,
-                                                               sc->data<float>());
-      auto scratch = std::make_shared<std::vector<char>>(int8_dynamic_scratch_bytes(g.value().M, g.value().K));
-      return backend::bind_call([g = g.value(), act = act_, px = x.data<float>(), pb = b ? b->data<float>() : nullptr,
-                                 py = ctx.output(0).data<float>(), packed, scratch] {
-        linear_dynamic(g, act, px, *packed, pb, py, scratch->data());
-        return Status::ok();
-      });
+    switch (integer_path(g.value())) {
+      case XQuant::kInt8:
+        return bind_integer<Int8DynamicWeights>(ctx, g.value(), act_);
+      case XQuant::kInt16:
+        return bind_integer<Int8W16Weights>(ctx, g.value(), act_);
+      case XQuant::kNone:
+        break;
     }
     if (onednn_candidate(x, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
@@ -344,8 +385,12 @@ class LinearKernel final : public backend::Kernel {
   }
 
  private:
-  bool dynamic_path(const LinearGeometry& g) const {
-    return dynamic_ && g.lowp && g.wtype == WeightType::kInt8 && int8_dynamic_applies(g.K);
+  // The integer product this call takes (kNone: the float paths).
+  XQuant integer_path(const LinearGeometry& g) const {
+    if (!g.lowp || g.wtype != WeightType::kInt8) return XQuant::kNone;
+    if (x_quant_ == XQuant::kInt8 && int8_dynamic_applies(g.K)) return XQuant::kInt8;
+    if (x_quant_ == XQuant::kInt16 && g.M <= kSmallMMaxRows && int8_w16_applies(g.K)) return XQuant::kInt16;
+    return XQuant::kNone;
   }
   // float32 X and W, W an initializer, more rows than the small-M kernel takes: try oneDNN (which may
   // still decline, leaving the gemm path).
@@ -355,7 +400,7 @@ class LinearKernel final : public backend::Kernel {
 
   FusedActivation act_;
   bool w_is_initializer_ = false;
-  bool dynamic_ = false;  // x_quant "dynamic"
+  XQuant x_quant_ = XQuant::kNone;  // x_quant "none", "int16", "dynamic"
 };
 
 const backend::KernelRegistrar kLinear({"Linear", "sdx", 1, backend::kAnyOpset,

@@ -137,22 +137,25 @@ TEST(FusedLinearLowp, BoundFormAndThreadsGiveRunBits) {
   }
 }
 
-// x_quant "dynamic": X quantized per row (s_x = max |x| / 127, q = round(x / s_x)), integer products,
-// y = acc * (s_x * scale) + b. Against a reference applying the same quantization in double (the integer
-// sums are exact; the float rounding of the result is the only difference), the bound form and the
-// 2-thread pool bit for bit, and within the quantization error of the weight-only result.
-std::vector<double> dynamic_reference(const Tensor& x, const Tensor& q, const Tensor& s, const Tensor* b) {
+// x_quant "dynamic" / "int16": X quantized per row to qmax = 127 / 32767 (s_x = max |x| / qmax,
+// q = round(x / s_x)), integer products, y = acc * (s_x * scale) + b. Against a reference applying the same
+// quantization in double (the integer sums are exact; the float rounding of the result is the only
+// difference), the bound form and the 2-thread pool bit for bit, and within the quantization error of
+// the weight-only result. "int16" takes the integer path up to kSmallMMaxRows (8) rows only; beyond, it
+// is the float path bit for bit.
+std::vector<double> quantized_x_reference(const Tensor& x, const Tensor& q, const Tensor& s, const Tensor* b,
+                                          float qmax) {
   const int64_t K = q.shape()[0], N = q.shape()[1], M = x.numel() / K;
   std::vector<double> y(static_cast<size_t>(M * N));
   for (int64_t m = 0; m < M; ++m) {
     const float* xr = x.data<float>() + m * K;
     float amax = 0.f;
     for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(xr[k]));
-    const float sx = amax / 127.f == 0.f ? 1.f : amax / 127.f;
+    const float sx = amax / qmax == 0.f ? 1.f : amax / qmax;
     for (int64_t n = 0; n < N; ++n) {
       int64_t acc = 0;
       for (int64_t k = 0; k < K; ++k)
-        acc += static_cast<int64_t>(std::nearbyint(std::clamp(xr[k] / sx, -127.f, 127.f))) * q.data<int8_t>()[k * N + n];
+        acc += static_cast<int64_t>(std::nearbyint(std::clamp(xr[k] / sx, -qmax, qmax))) * q.data<int8_t>()[k * N + n];
       double v = static_cast<double>(acc) * static_cast<double>(sx * s.data<float>()[n]);
       if (b) v += b->data<float>()[n];
       y[static_cast<size_t>(m * N + n)] = v;
@@ -161,22 +164,29 @@ std::vector<double> dynamic_reference(const Tensor& x, const Tensor& q, const Te
   return y;
 }
 
-TEST(FusedLinearLowp, DynamicInt8QuantizesXPerRow) {
+void expect_quantized_x(const char* mode, float qmax, unsigned seed) {
   cpu::ThreadPool pool(2);
   for (const Dims& d : kDims) {
-    SCOPED_TRACE(Shape(d.x).to_string() + " N=" + std::to_string(d.n));
+    SCOPED_TRACE(std::string(mode) + " " + Shape(d.x).to_string() + " N=" + std::to_string(d.n));
     const int64_t K = d.x.back();
-    const Tensor x = random_tensor(DType::kFloat32, d.x, 20), q = random_int8({K, d.n}, 21);
-    const Tensor s = random_tensor(DType::kFloat32, {d.n}, 22, 0.001f, 0.02f), b = random_tensor(DType::kFloat32, {d.n}, 23);
-    const NodeSpec spec = linear({x, q, b, s}, {attr_s("x_quant", "dynamic")});
+    const Tensor x = random_tensor(DType::kFloat32, d.x, seed), q = random_int8({K, d.n}, seed + 1);
+    const Tensor s = random_tensor(DType::kFloat32, {d.n}, seed + 2, 0.001f, 0.02f);
+    const Tensor b = random_tensor(DType::kFloat32, {d.n}, seed + 3);
+    const NodeSpec spec = linear({x, q, b, s}, {attr_s("x_quant", mode)});
     auto y = run_single(spec);
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();
-    const std::vector<double> want = dynamic_reference(x, q, s, &b);
-    for (int64_t i = 0; i < y->numel(); ++i)
-      ASSERT_NEAR(y->data<float>()[i], want[static_cast<size_t>(i)], 1e-6 * (std::fabs(want[static_cast<size_t>(i)]) + 1))
-          << "element " << i;
-    // Rounding X to 8 bits moves the result by at most ~ K * (s_x / 2) * 127 * scale from weight-only.
-    expect_close(*y, reference(x, widen_i8(q), &s, &b, false), double(K) * (3.0 / 254) * 127 * 0.02);
+    const bool integer = qmax == 127.f || x.numel() / K <= 8;
+    if (integer) {
+      const std::vector<double> want = quantized_x_reference(x, q, s, &b, qmax);
+      for (int64_t i = 0; i < y->numel(); ++i)
+        ASSERT_NEAR(y->data<float>()[i], want[static_cast<size_t>(i)], 1e-6 * (std::fabs(want[static_cast<size_t>(i)]) + 1))
+            << "element " << i;
+    } else {
+      EXPECT_TRUE(same_bits(*y, run_single(linear({x, q, b, s})).value()));
+    }
+    // Rounding X to qmax levels moves the result by at most ~ K * (s_x / 2) * 127 * scale from weight-only
+    // (|x| < 3 here).
+    expect_close(*y, reference(x, widen_i8(q), &s, &b, false), double(K) * (3.0 / (2 * qmax)) * 127 * 0.02 + 1e-4);
     expect_bound_matches(spec, {1, 2, 3});
     KernelUnderTest k = make_kernel(spec);
     std::vector<bool> constant(spec.inputs.size(), true);
@@ -189,9 +199,17 @@ TEST(FusedLinearLowp, DynamicInt8QuantizesXPerRow) {
     }
     EXPECT_TRUE(same_bits(out_pool[0], *y));
   }
-  // Only with an int8 W, and only 'none' or 'dynamic'.
+  // Only with an int8 W.
+  const Tensor x = random_tensor(DType::kFloat32, {2, 4}, seed + 4);
+  EXPECT_FALSE(run_single(linear({x, random_tensor(DType::kFloat16, {4, 3}, seed + 5)}, {attr_s("x_quant", mode)})).is_ok());
+}
+
+TEST(FusedLinearLowp, DynamicInt8QuantizesXPerRow) { expect_quantized_x("dynamic", 127.f, 20); }
+
+TEST(FusedLinearLowp, Int16XRoundsXPerRowAtSmallM) { expect_quantized_x("int16", 32767.f, 30); }
+
+TEST(FusedLinearLowp, UnknownXQuantIsAnError) {
   const Tensor x = random_tensor(DType::kFloat32, {2, 4}, 24);
-  EXPECT_FALSE(run_single(linear({x, random_tensor(DType::kFloat16, {4, 3}, 25)}, {attr_s("x_quant", "dynamic")})).is_ok());
   EXPECT_FALSE(run_single(linear({x, random_int8({4, 3}, 26), Tensor(), random_tensor(DType::kFloat32, {3}, 27, 0.01f, 0.02f)},
                                  {attr_s("x_quant", "per_tensor")}))
                    .is_ok());
