@@ -22,11 +22,15 @@
 
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/thread_pool.h"
+#include "int_gemm_checks.h"
 
 namespace sdx::cpu {
 namespace {
 
 using detail::Int8DynamicIsa;
+using test::Epilogue;
+using test::expect_chunks_cover_columns_once;
+using test::expect_rows_independent_of_m;
 
 const char* isa_label(Int8DynamicIsa isa) {
   switch (isa) {
@@ -313,32 +317,9 @@ TEST(Int8DynamicGemm, ThreadedSplitMatchesUnthreadedAndEpilogueCoversColumnsOnce
   ThreadPool pool(2);
   ScopedThreadPool bind(&pool);
   ASSERT_GT(pw.blocks(), detail::int8_dynamic_grain(K));  // more than one chunk
-  for (int round = 0; round < 20; ++round) {
-    std::vector<float> y2(static_cast<size_t>(M * ldy), -7.f);
-    std::mutex mu;
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    std::atomic<int> not_final{0};
-    int8_dynamic_gemm(M, K, x.data(), ldx, pw, y2.data(), ldy, scratch.data(), [&](int64_t n0, int64_t n1) {
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = n0; n < n1; ++n)
-          if (bits_of(y2[static_cast<size_t>(m * ldy + n)]) != bits_of(y1[static_cast<size_t>(m * ldy + n)]))
-            not_final.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard<std::mutex> lock(mu);
-      ranges.emplace_back(n0, n1);
-    });
-    EXPECT_EQ(not_final.load(), 0);
-    ASSERT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0) << "round " << round;
-    std::sort(ranges.begin(), ranges.end());
-    ASSERT_GE(ranges.size(), 2u);
-    int64_t next = 0;
-    for (const auto& [n0, n1] : ranges) {
-      EXPECT_EQ(n0, next);
-      EXPECT_EQ(n0 % kInt8DynamicBlock, 0);
-      EXPECT_GT(n1, n0);
-      next = n1;
-    }
-    EXPECT_EQ(next, N);
-  }
+  expect_chunks_cover_columns_once(M, N, ldy, kInt8DynamicBlock, y1, [&](float* y, const Epilogue& epilogue) {
+    int8_dynamic_gemm(M, K, x.data(), ldx, pw, y, ldy, scratch.data(), epilogue);
+  }, "two threads");
 }
 
 TEST(Int8DynamicGemm, RowsDoNotDependOnM) {
@@ -347,15 +328,10 @@ TEST(Int8DynamicGemm, RowsDoNotDependOnM) {
   const Int8DynamicWeights pw(w.w.data(), w.ldw, K, N, w.scale.data());
   for (int64_t M : {5, 13}) {
     const std::vector<float> x = make_x(M, K, ldx, 32);
-    std::vector<float> all(static_cast<size_t>(M * N));
     std::vector<char> scratch(int8_dynamic_scratch_bytes(M, K));
-    int8_dynamic_gemm(M, K, x.data(), ldx, pw, all.data(), N, scratch.data(), [](int64_t, int64_t) {});
-    for (int64_t m = 0; m < M; ++m) {
-      std::vector<float> one(static_cast<size_t>(N));
-      int8_dynamic_gemm(1, K, x.data() + m * ldx, ldx, pw, one.data(), N, scratch.data(), [](int64_t, int64_t) {});
-      EXPECT_EQ(std::memcmp(one.data(), all.data() + m * N, static_cast<size_t>(N) * sizeof(float)), 0)
-          << "M=" << M << " row " << m;
-    }
+    expect_rows_independent_of_m(M, N, ldx, x, [&](int64_t rows, const float* xr, float* y) {
+      int8_dynamic_gemm(rows, K, xr, ldx, pw, y, N, scratch.data(), [](int64_t, int64_t) {});
+    });
   }
 }
 
