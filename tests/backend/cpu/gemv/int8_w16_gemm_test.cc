@@ -30,6 +30,9 @@ namespace {
 
 using detail::IntGemmIsa;
 using test::Epilogue;
+using test::make_weights;
+using test::make_x;
+using test::TestWeights;
 using test::expect_chunks_cover_columns_once;
 using test::expect_rows_independent_of_m;
 
@@ -40,34 +43,6 @@ uint32_t bits_of(float f) {
 }
 
 bool same_bits(float a, float b) { return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b)); }
-
-// int8 W [K, N] with row stride ldw (the padding holds values that must never be read into a result).
-struct TestWeights {
-  int64_t K, N, ldw;
-  std::vector<int8_t> w;
-  std::vector<float> scale;
-};
-
-TestWeights make_weights(int64_t K, int64_t N, int64_t pad, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-127, 127);
-  std::uniform_real_distribution<float> sdist(0.001f, 0.05f);
-  TestWeights t{K, N, N + pad, std::vector<int8_t>(static_cast<size_t>(K * (N + pad)), int8_t{-128}), {}};
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) t.w[static_cast<size_t>(k * t.ldw + n)] = static_cast<int8_t>(dist(rng));
-  for (int64_t n = 0; n < N; ++n) t.scale.push_back(sdist(rng));
-  return t;
-}
-
-// x [M, K] with row stride ldx; the padding is NaN (a read of it would turn a row into NaN).
-std::vector<float> make_x(int64_t M, int64_t K, int64_t ldx, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.f, 2.f);
-  std::vector<float> x(static_cast<size_t>(M * ldx), std::numeric_limits<float>::quiet_NaN());
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(m * ldx + k)] = dist(rng);
-  return x;
-}
 
 // The contract of int8_w16_gemm.h written independently of the library: quantized row and its scale.
 struct RefRow {

@@ -1,4 +1,4 @@
-// Checks shared by the tests of the integer small-M GEMMs (int8_dynamic_gemm_test.cc: W8A8,
+// Inputs and checks shared by the tests of the integer small-M GEMMs (int8_dynamic_gemm_test.cc: W8A8,
 // int8_w16_gemm_test.cc: W8A16), whose templates take the same arguments and make the same promises:
 // the chunks of the pool's split cover [0, N) once in whole blocks, each chunk's epilogue sees its
 // columns final, the result does not depend on the thread count, and a row's result does not depend on M.
@@ -11,12 +11,43 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace sdx::cpu::test {
+
+// int8 W [K, N] with row stride ldw = N + pad (the padding holds -128, which must never be read into a
+// result) and per-column scales.
+struct TestWeights {
+  int64_t K, N, ldw;
+  std::vector<int8_t> w;
+  std::vector<float> scale;
+};
+
+inline TestWeights make_weights(int64_t K, int64_t N, int64_t pad, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::uniform_real_distribution<float> sdist(0.001f, 0.05f);
+  TestWeights t{K, N, N + pad, std::vector<int8_t>(static_cast<size_t>(K * (N + pad)), int8_t{-128}), {}};
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) t.w[static_cast<size_t>(k * t.ldw + n)] = static_cast<int8_t>(dist(rng));
+  for (int64_t n = 0; n < N; ++n) t.scale.push_back(sdist(rng));
+  return t;
+}
+
+// x [M, K] with row stride ldx; the padding is NaN (a read of it would turn a row into NaN).
+inline std::vector<float> make_x(int64_t M, int64_t K, int64_t ldx, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  std::vector<float> x(static_cast<size_t>(M * ldx), std::numeric_limits<float>::quiet_NaN());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(m * ldx + k)] = dist(rng);
+  return x;
+}
 
 using Epilogue = std::function<void(int64_t, int64_t)>;
 
