@@ -8,6 +8,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#include <unistd.h>
+#define SDX_POOL_AFFINITY 1
+#endif
 
 namespace sdx::cpu {
 namespace {
@@ -15,6 +20,8 @@ namespace {
 // Pause iterations a worker spins before sleeping (about 0.2-0.5 ms on current x86).
 constexpr int kSpinIterations = 8192;
 constexpr uint64_t kCountMask = 0xffff;
+// A spinning worker checks whether it shares the caller's CPU every this many pause iterations.
+constexpr int kColocationCheckEvery = 256;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,6 +32,27 @@ inline void cpu_relax() {
 }
 
 thread_local ThreadPool* t_pool = nullptr;
+
+inline int current_cpu() {
+#if SDX_POOL_AFFINITY
+  return sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
+#else
+  return -1;
+#endif
+}
+
+// The CPUs the calling thread may run on (empty where unknown).
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+#if SDX_POOL_AFFINITY
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+#endif
+  return cpus;
+}
 
 }  // namespace
 
@@ -45,8 +73,10 @@ int ThreadPool::default_num_threads() {
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = default_num_threads();
   num_threads = std::min(num_threads, static_cast<int>(kCountMask));
+  cpus_ = allowed_cpus();
+  tids_ = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(num_threads));
   workers_.reserve(static_cast<size_t>(num_threads - 1));
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i - 1); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -59,6 +89,42 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::wake_sleepers() {
   { std::lock_guard<std::mutex> lock(sleep_mutex_); }
   sleep_cv_.notify_all();
+}
+
+void ThreadPool::avoid_caller_cpu() {
+#if SDX_POOL_AFFINITY
+  const int caller = caller_cpu_.load(std::memory_order_relaxed);
+  if (caller < 0 || current_cpu() != caller) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int others = 0;
+  for (int c : cpus_)
+    if (c != caller) {
+      CPU_SET(c, &set);
+      ++others;
+    }
+  // Nowhere else to go (the pool may use one CPU only): stay, sharing it.
+  if (others == 0) return;
+  if (sched_setaffinity(0, sizeof set, &set) == 0) colocation_moves_.fetch_add(1, std::memory_order_relaxed);
+#endif
+}
+
+bool ThreadPool::place_workers_for_testing(int cpu) {
+#if SDX_POOL_AFFINITY
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    int tid = 0;
+    // acquire: pairs with the worker's release store of its id.
+    while ((tid = tids_[i].load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+    if (sched_setaffinity(tid, sizeof set, &set) != 0) return false;
+  }
+  return true;
+#else
+  (void)cpu;
+  return false;
+#endif
 }
 
 void ThreadPool::run_chunks() {
@@ -80,7 +146,13 @@ void ThreadPool::run_chunks() {
   }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int index) {
+#if SDX_POOL_AFFINITY
+  // release: publishes the id to place_workers_for_testing's acquire load (nothing else depends on it).
+  tids_[static_cast<size_t>(index)].store(static_cast<int>(gettid()), std::memory_order_release);
+#else
+  (void)index;
+#endif
   // wake_'s value when the pool was built, not when this thread got to run: a thread that starts
   // late must still notice the jobs (and the shutdown) published since.
   uint32_t seen = 0;
@@ -88,6 +160,8 @@ void ThreadPool::worker_loop() {
     uint32_t now = wake_.load(std::memory_order_acquire);
     for (int i = 0; now == seen && i < kSpinIterations; ++i) {
       cpu_relax();
+      // Spinning on the caller's CPU takes time from the caller that the pool exists to save.
+      if (i % kColocationCheckEvery == kColocationCheckEvery - 1) avoid_caller_cpu();
       now = wake_.load(std::memory_order_acquire);
     }
     if (now == seen) {
@@ -105,6 +179,8 @@ void ThreadPool::worker_loop() {
     }
     seen = now;
     if (stop_.load(std::memory_order_acquire)) return;
+    // The kernel may have woken this thread onto the caller's CPU (a few ns when it has not).
+    avoid_caller_cpu();
     run_chunks();
   }
 }
@@ -116,6 +192,7 @@ void ThreadPool::run(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_
     fn(ctx, 0, n);
     return;
   }
+  caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
   const int64_t chunk = (n + max_chunks - 1) / max_chunks;
   const uint64_t chunks = static_cast<uint64_t>((n + chunk - 1) / chunk);
   fn_ = fn;

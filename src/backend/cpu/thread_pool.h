@@ -14,6 +14,13 @@
 // Workers spin briefly between calls (regions follow each other within microseconds
 // during a run), then sleep on a futex. parallel_for never allocates.
 //
+// Colocation (Linux): the scheduler sometimes wakes a worker onto the CPU of the thread
+// calling run() (on a VM it may count an idle vCPU as busy) and leaves it there for tens of
+// milliseconds. The two then share one CPU: the caller ends up running every chunk itself
+// while the spinning worker takes half its time, slower than no pool at all. A worker that
+// finds itself on the last caller's CPU narrows its own affinity to the CPUs it started
+// with minus that one, which moves it at once; it never leaves the CPUs it started with.
+//
 // Nesting and sharing: a parallel_for issued from inside a chunk, or while another
 // thread is using the same pool, runs inline on the calling thread. Libraries with
 // their own threads (OpenBLAS, oneDNN) are called single-threaded from inside chunks, so
@@ -48,11 +55,19 @@ class ThreadPool {
   // Calls fn(ctx, begin, end) over [0, n) in chunks; returns when every chunk is done.
   void run(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
 
+  // Times a worker moved itself off the caller's CPU (see "Colocation" above).
+  uint32_t colocation_moves() const { return colocation_moves_.load(std::memory_order_relaxed); }
+  // Testing: restricts every worker to `cpu`, as the scheduler might place them; false where thread
+  // affinity is not supported here.
+  bool place_workers_for_testing(int cpu);
+
  private:
-  void worker_loop();
+  void worker_loop(int index);
   // Claims and runs chunks of the job published in work_; returns when none is left.
   void run_chunks();
   void wake_sleepers();
+  // Moves the calling worker off the caller's CPU when it is on it (see "Colocation").
+  void avoid_caller_cpu();
 
   // The job. Written by the caller only while no chunk of the previous job can still be
   // claimed; published to workers by the release store of work_ (see run()).
@@ -73,6 +88,14 @@ class ThreadPool {
   std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
   std::atomic<bool> stop_{false};
+  // The CPU of the thread that last entered run(), -1 before any. A hint for avoid_caller_cpu(): it
+  // publishes no other data, so relaxed loads and stores suffice.
+  std::atomic<int> caller_cpu_{-1};
+  std::atomic<uint32_t> colocation_moves_{0};
+  // The CPUs the constructing thread (so every worker) may run on; empty where unknown.
+  std::vector<int> cpus_;
+  // Each worker's kernel thread id, stored by the worker as it starts (0 until then); for testing.
+  std::unique_ptr<std::atomic<int>[]> tids_;
   // Held (acquire/release) by the thread inside run(); others run inline.
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
   std::vector<std::thread> workers_;

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace sdx::cpu {
 namespace {
@@ -114,6 +119,55 @@ TEST(ThreadPool, SleepingWorkersWakeUp) {
   });
   EXPECT_EQ(std::accumulate(out.begin(), out.end(), 0), 64);
 }
+
+#if defined(__linux__)
+// The scheduler can leave a worker on the caller's CPU (seen on KVM guests after the pool slept);
+// the worker must move itself off, or it only takes time from the caller.
+TEST(ThreadPool, WorkerLeavesTheCallersCpu) {
+  cpu_set_t original;
+  CPU_ZERO(&original);
+  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
+  if (CPU_COUNT(&original) < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
+  int home = 0;
+  while (!CPU_ISSET(home, &original)) ++home;
+
+  ThreadPool pool(2);
+  cpu_set_t only_home;
+  CPU_ZERO(&only_home);
+  CPU_SET(home, &only_home);
+  ASSERT_EQ(sched_setaffinity(0, sizeof only_home, &only_home), 0);  // the caller, on `home`
+  ASSERT_TRUE(pool.place_workers_for_testing(home));                // the worker too
+
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> worker_chunks{0}, worker_chunks_on_home{0};
+  struct Ctx {
+    std::thread::id caller;
+    int home;
+    std::atomic<int>* chunks;
+    std::atomic<int>* on_home;
+  } ctx{caller, home, &worker_chunks, &worker_chunks_on_home};
+  auto job = [](void* p, int64_t, int64_t) {
+    auto* c = static_cast<Ctx*>(p);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (std::this_thread::get_id() == c->caller) return;
+    c->chunks->fetch_add(1, std::memory_order_relaxed);
+    if (sched_getcpu() == c->home) c->on_home->fetch_add(1, std::memory_order_relaxed);
+  };
+  // The worker gets a time slice on `home` within milliseconds and then moves off it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.colocation_moves() == 0 && std::chrono::steady_clock::now() < deadline) pool.run(2, 1, job, &ctx);
+  EXPECT_GE(pool.colocation_moves(), 1u);
+  // Once moved, the worker shares the work from another CPU.
+  worker_chunks = 0;
+  worker_chunks_on_home = 0;
+  for (int i = 0; i < 2000 && worker_chunks.load() < 20; ++i) pool.run(2, 1, job, &ctx);
+  sched_setaffinity(0, sizeof original, &original);
+  EXPECT_GE(worker_chunks.load(), 20);
+  EXPECT_EQ(worker_chunks_on_home.load(), 0);
+}
+#endif
 
 }  // namespace
 }  // namespace sdx::cpu
