@@ -137,6 +137,8 @@ def _encode(name: str, value: Any) -> tuple:
     if arr.dtype.kind in ("U", "S", "O"):
         flat = [x.decode() if isinstance(x, bytes) else str(x) for x in arr.reshape(-1).tolist()]
         return ("strings", flat, "string", list(arr.shape))
+    if arr.dtype.byteorder not in ("=", "|") and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))  # the engine reads native byte order
     dtype_name = _NP_TO_SDX.get(arr.dtype)
     if dtype_name is None:
         raise _sdx.InvalidArgument(f"input '{name}': numpy element type {arr.dtype} is not supported")

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "backend/cpu/parallel_copy.h"
+#include "numpy_fast.h"
 #include "py_status.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
@@ -318,22 +319,44 @@ class PySession {
   static constexpr size_t kMaxFastInputs = 64;
 
   nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report) {
-    runtime::TensorArg args[kMaxFastInputs];
-    int64_t dims[kMaxFastInputs][8];
-    nb::ndarray<nb::ro, nb::device::cpu> views[kMaxFastInputs];
-    for (size_t i = 0; i < n; ++i) {
-      if (!nb::try_cast(items[i], views[i], /*convert=*/false)) return nb::none();
-      const auto& a = views[i];
-      if (a.ndim() > 8 || !dtype_from_dlpack(a.dtype(), &args[i].dtype)) return nb::none();
-      int64_t expect = 1;
-      for (size_t d = a.ndim(); d-- > 0;) {
-        dims[i][d] = static_cast<int64_t>(a.shape(d));
-        if (a.shape(d) != 1 && a.stride(d) != expect) return nb::none();  // not C-contiguous
-        expect *= static_cast<int64_t>(a.shape(d));
+    // Storage for n arguments only: constructing kMaxFastInputs of each on every call cost more than
+    // a small model's whole run.
+    alignas(runtime::TensorArg) unsigned char arg_storage[kMaxFastInputs * sizeof(runtime::TensorArg)];
+    auto* args = reinterpret_cast<runtime::TensorArg*>(arg_storage);
+    int64_t dims[kMaxFastInputs][py::kMaxNumpyRank];
+    // Inputs that are not plain numpy arrays (DLPack producers such as torch tensors) are read through
+    // nanobind; the views keep what they borrow alive for the call.
+    std::vector<nb::ndarray<nb::ro, nb::device::cpu>> views;
+    // The arrays stay referenced while the GIL is released: another thread may drop them from the feed.
+    struct KeepAlive {
+      PyObject* objs[kMaxFastInputs];
+      size_t n = 0;
+      ~KeepAlive() {
+        for (size_t i = 0; i < n; ++i) Py_DECREF(objs[i]);
       }
-      args[i].dims = dims[i];
-      args[i].rank = static_cast<int>(a.ndim());
-      args[i].data = a.data();
+    } keep;
+    for (size_t i = 0; i < n; ++i) {
+      runtime::TensorArg* arg = new (&args[i]) runtime::TensorArg();
+      if (py::numpy_input(items[i].ptr(), arg, dims[i])) {
+        Py_INCREF(items[i].ptr());
+        keep.objs[keep.n++] = items[i].ptr();
+        continue;
+      }
+      if (views.empty()) views.reserve(n);
+      nb::ndarray<nb::ro, nb::device::cpu> view;
+      if (!nb::try_cast(items[i], view, /*convert=*/false)) return nb::none();
+      if (view.ndim() > static_cast<size_t>(py::kMaxNumpyRank) || !dtype_from_dlpack(view.dtype(), &arg->dtype))
+        return nb::none();
+      int64_t expect = 1;
+      for (size_t d = view.ndim(); d-- > 0;) {
+        dims[i][d] = static_cast<int64_t>(view.shape(d));
+        if (view.shape(d) != 1 && view.stride(d) != expect) return nb::none();  // not C-contiguous
+        expect *= static_cast<int64_t>(view.shape(d));
+      }
+      arg->dims = dims[i];
+      arg->rank = static_cast<int>(view.ndim());
+      arg->data = view.data();
+      views.push_back(std::move(view));
     }
     std::unique_ptr<runtime::Context> ctx = pool_->acquire();
     runtime::ExecutionReport report;
@@ -342,11 +365,11 @@ class PySession {
     // (reused by the next run), made by the session's threads: a decode step returns its whole KV cache.
     constexpr size_t kInline = 16;
     uint8_t* copies_inline[kInline];
-    nb::dlpack::dtype dts_inline[kInline];
+    int types_inline[kInline];
     std::vector<uint8_t*> copies_heap;
-    std::vector<nb::dlpack::dtype> dts_heap;
+    std::vector<int> types_heap;
     uint8_t** copies = copies_inline;
-    nb::dlpack::dtype* dts = dts_inline;
+    int* types = types_inline;
     size_t num_out = 0;
     {
       nb::gil_scoped_release release;
@@ -355,15 +378,15 @@ class PySession {
         num_out = ctx->num_outputs();
         if (num_out > kInline) {
           copies_heap.resize(num_out);
-          dts_heap.resize(num_out);
+          types_heap.resize(num_out);
           copies = copies_heap.data();
-          dts = dts_heap.data();
+          types = types_heap.data();
         }
         size_t total = 0;
         for (size_t i = 0; i < num_out; ++i) {
           copies[i] = nullptr;
           const Datum& d = ctx->output(i);
-          if (!d.is_tensor() || !dtype_to_dlpack(d.as_tensor().dtype(), &dts[i])) continue;
+          if (!d.is_tensor() || (types[i] = py::numpy_typenum(d.as_tensor().dtype())) < 0) continue;
           const size_t bytes = d.as_tensor().nbytes();
           copies[i] = static_cast<uint8_t*>(::operator new(bytes ? bytes : 1));
           total += bytes;
@@ -386,16 +409,31 @@ class PySession {
       pool_->release(std::move(ctx));
       raise(st);
     }
-    nb::list result;
+    // Frees the copies not yet handed to an array when this returns by an exception.
+    struct FreeCopies {
+      uint8_t** copies;
+      size_t n;
+      ~FreeCopies() {
+        for (size_t i = 0; i < n; ++i) ::operator delete(copies[i]);
+      }
+    } free_copies{copies, num_out};
+    PyObject* list = PyList_New(static_cast<Py_ssize_t>(num_out));
+    if (!list) throw nb::python_error();
+    nb::list result = nb::steal<nb::list>(list);
     bool general = false;
     for (size_t i = 0; i < num_out; ++i) {
       const Datum& d = ctx->output(i);
-      nb::object o = copies[i] ? numpy_owning(d.as_tensor(), copies[i], dts[i]) : nb::none();
-      if (o.is_none()) {
+      PyObject* o = nullptr;
+      if (copies[i]) {
+        uint8_t* buf = copies[i];
+        copies[i] = nullptr;
+        o = py::numpy_owning_array(d.as_tensor(), types[i], buf);  // owns buf, also when it fails
+        if (!o) throw nb::python_error();
+      } else {
         general = true;
-        o = datum_to_py(d);  // decoded by the Python side
+        o = datum_to_py(d).release().ptr();  // decoded by the Python side
       }
-      result.append(o);
+      PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), o);  // steals o
     }
     pool_->release(std::move(ctx));
     nb::object out = want_report ? nb::object(nb::make_tuple(result, report_to_py(report))) : nb::object(result);
@@ -711,6 +749,7 @@ nb::dict inspect_model(const std::string& path) {
 
 NB_MODULE(_sdx, m) {
   m.doc() = "sdx native module (use the `sdx` package instead)";
+  if (!py::numpy_api_init()) throw nb::python_error();
   PyObject* base = PyErr_NewException("sdx.SdxError", PyExc_RuntimeError, nullptr);
   m.attr("SdxError") = nb::handle(base);
   struct Sub {
