@@ -161,8 +161,12 @@ namespace {
 // the reference path's exact semantics.
 //
 // OpenBLAS runs single-threaded: the session's intra-op pool splits the call instead (over rows of C when
-// M is the larger side, else over column blocks of 16), so its threads never compete with ours. The
-// split never changes a C element's summation over K, so results do not depend on the thread count.
+// M is the larger side, else over column blocks of 16), so its threads never compete with ours.
+// Rounding and the thread count: OpenBLAS picks its kernel by the size of each call (Debian's 0.3.21: a
+// small-matrix kernel summing all of K in one chain below about 10^6 multiply-adds, K in blocks above), so
+// a piece of a split call may round differently from the whole call. The same thread count always gives
+// the same bits (replay stays bitwise); different thread counts may differ in the last bits once K
+// exceeds OpenBLAS's K block (seen at K = 768, never at K <= 512 over M, N up to 257 and 512).
 const bool kBlasSingleThreaded = [] {
   openblas_set_num_threads(1);
   return true;
