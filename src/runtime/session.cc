@@ -573,6 +573,16 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
   diag(DiagCategory::kExecute, DiagLevel::kFull, replayed ? "CALL_REPLAYED" : "CALL_SLOT_BY_SLOT",
        [&] { return std::string(plan_phase_name(e.phase)) + ", " + std::to_string(us) + " us"; });
   diag(DiagCategory::kLatency, DiagLevel::kFull, "CALL_US", [&] { return std::to_string(us); });
+  if (threads_ && obs::Diagnostics::global().enabled(DiagCategory::kLatency)) {
+    // The pool's colocation rule acted since the last report (cpu::ThreadPool, "Colocation"). relaxed: a
+    // counter compared for a report; nothing is published through it.
+    const uint32_t moves = threads_->colocation_moves();
+    if (reported_pool_moves_.exchange(moves, std::memory_order_relaxed) != moves)
+      diag(DiagCategory::kLatency, DiagLevel::kSummary, "POOL_WORKER_MOVED", [&] {
+        return "an intra-op worker was on the calling thread's CPU and moved to the pool's other CPUs (" +
+               std::to_string(moves) + " move(s) in this session so far); until it did, this call ran on one CPU";
+      });
+  }
   if (report) {
     report->slot_count = static_cast<int32_t>(plan.slots().size());
     report->mode_used = replayed ? ExecutionMode::kCpuReplay : ExecutionMode::kSlotBySlot;

@@ -16,6 +16,7 @@
 //   const Tensor& y = ctx->output(0).as_tensor();   // valid until the next run on ctx
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -136,6 +137,8 @@ class Session {
   // The intra-op pool (intra_op_num_threads); null with one thread. Bound to the calling thread for
   // the duration of each run, so kernels reach it through cpu::parallel_for.
   std::unique_ptr<cpu::ThreadPool> threads_;
+  // threads_->colocation_moves() as last reported to the diagnostics (LATENCY, POOL_WORKER_MOVED).
+  mutable std::atomic<uint32_t> reported_pool_moves_{0};
   // Idle per-caller contexts for the Datum run (declared after cache_: destroyed before it, since a
   // context gives its plans back to the cache).
   mutable ContextPool pool_{this};

@@ -1,6 +1,13 @@
 // The fallbacks and decisions sessions record into obs::Diagnostics::global().
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#include "backend/cpu/thread_pool.h"
 #include "obs/diagnostics.h"
 #include "runtime/session.h"
 
@@ -76,6 +83,40 @@ TEST_F(SessionDiagnostics, EvictionsAndAFailingJitAreFallbacksWithTheirReason) {
     named |= e.name == "JIT_FAILED" && e.detail.find("/nonexistent/c++") != std::string::npos;
   EXPECT_TRUE(named) << d.to_json();
 }
+
+#if defined(__linux__)
+// A worker the scheduler left on the calling thread's CPU moves off it, and the session says so.
+TEST_F(SessionDiagnostics, PoolWorkerOnTheCallersCpuIsReported) {
+  cpu_set_t original;
+  CPU_ZERO(&original);
+  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
+  if (CPU_COUNT(&original) < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
+  int home = 0;
+  while (!CPU_ISSET(home, &original)) ++home;
+  SessionOptions o;
+  o.intra_op_num_threads = 2;
+  o.jit.enabled = false;
+  auto s = relu_chain(o);
+  auto ctx = s->create_context();
+  ASSERT_NE(s->thread_pool(), nullptr);
+  cpu_set_t only_home;
+  CPU_ZERO(&only_home);
+  CPU_SET(home, &only_home);
+  ASSERT_EQ(sched_setaffinity(0, sizeof only_home, &only_home), 0);
+  ASSERT_TRUE(s->thread_pool()->place_workers_for_testing(home));
+  // 1M floats: every op splits over the pool.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s->thread_pool()->colocation_moves() == 0 && std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(run(*s, *ctx, 1 << 20).is_ok());
+  ASSERT_TRUE(run(*s, *ctx, 1 << 20).is_ok());  // reported by the call after the move at the latest
+  sched_setaffinity(0, sizeof original, &original);
+  auto& d = obs::Diagnostics::global();
+  EXPECT_GE(s->thread_pool()->colocation_moves(), 1u);
+  EXPECT_GE(d.count(obs::DiagCategory::kLatency, "POOL_WORKER_MOVED"), 1u) << d.to_json();
+  for (const auto& e : d.events(obs::DiagCategory::kLatency))
+    if (e.name == "POOL_WORKER_MOVED") EXPECT_NE(e.detail.find("calling thread's CPU"), std::string::npos) << e.detail;
+}
+#endif
 
 }  // namespace
 }  // namespace sdx::runtime
