@@ -104,6 +104,14 @@ double row_sum(const T* __restrict row, int64_t n) {
   return s;
 }
 
+// y[c] *= a for c < n (vectorized for float: the same bits as the scalar loop).
+template <typename T>
+void scale_row(T* y, T a, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) simd::binary_vs(simd::BinaryOp::kMul, y, a, y, n);
+  else
+    for (int64_t c = 0; c < n; ++c) y[c] *= a;
+}
+
 struct Params {
   double scale = 1.0;
   bool causal = false;
@@ -159,7 +167,15 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
           if (!m[j * s.m_sk]) row[j] = mask_value;
       } else if (mask_a) {
         const T* m = mask_a + mask_bh + i * s.m_sq + j0 * s.m_sk;
-        for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+        if constexpr (std::is_same_v<T, float>) {
+          // Vectorized where the mask row is contiguous or one value (BERT's [B, 1, 1, S_kv] padding mask).
+          if (s.m_sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, m, row, visible);
+          else if (s.m_sk == 0) simd::binary_vs(simd::BinaryOp::kAdd, row, m[0], row, visible);
+          else
+            for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+        } else {
+          for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+        }
       }
       std::fill(row + visible, row + nk, T(0));  // left out: p = 0
       if (visible == 0) continue;
@@ -168,16 +184,14 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
       const T ref = m_new == kNegInf ? T(0) : m_new;
       const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
       if constexpr (std::is_same_v<T, float>) {
-        for (int64_t j = 0; j < visible; ++j) row[j] -= ref;
-        simd::exp(row, row, visible);  // vectorized (AVX-512/AVX2 at run time)
+        // Vectorized (AVX-512/AVX2 at run time); the same bits as the scalar row[j] - ref.
+        simd::binary_vs(simd::BinaryOp::kSub, row, ref, row, visible);
+        simd::exp(row, row, visible);
       } else {
         for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
       }
       const double block_sum = row_sum(row, visible);
-      if (alpha != T(1)) {
-        T* yr = yrows + r * s.dv;
-        for (int64_t c = 0; c < s.dv; ++c) yr[c] *= alpha;
-      }
+      if (alpha != T(1)) scale_row(yrows + r * s.dv, alpha, s.dv);
       sum[r] = sum[r] * static_cast<double>(alpha) + block_sum;
       mx[r] = m_new;
     }
@@ -186,8 +200,7 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
   for (int64_t r = 0; r < mq; ++r) {
     if (p.causal && i0 + r + offset < 0) continue;  // sees no key: stays zero
     const T inv = static_cast<T>(1.0 / sum[r]);     // sum 0 (all scores -inf): NaN, as Softmax gives
-    T* yr = yrows + r * s.dv;
-    for (int64_t c = 0; c < s.dv; ++c) yr[c] *= inv;
+    scale_row(yrows + r * s.dv, inv, s.dv);
   }
 }
 
