@@ -20,6 +20,16 @@ template <class S, class Fn>
 inline void map_row(const float* x, float* y, int64_t n, Fn f) {
   constexpr int64_t L = S::kLanes;
   int64_t i = 0;
+  // Four independent vectors per iteration: exp/erf/tanh are long dependency chains, and one vector at a
+  // time leaves the FMA pipes waiting on latency.
+  for (; i + 4 * L <= n; i += 4 * L) {
+    const typename S::F a = f(S::load(x + i)), b = f(S::load(x + i + L));
+    const typename S::F c = f(S::load(x + i + 2 * L)), d = f(S::load(x + i + 3 * L));
+    S::store(y + i, a);
+    S::store(y + i + L, b);
+    S::store(y + i + 2 * L, c);
+    S::store(y + i + 3 * L, d);
+  }
   for (; i + L <= n; i += L) S::store(y + i, f(S::load(x + i)));
   if (i < n) S::store_partial(y + i, f(S::load_partial(x + i, n - i)), n - i);
 }
