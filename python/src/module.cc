@@ -1,6 +1,6 @@
-// _sdx: the nanobind extension behind the `sdx` Python package. Kept thin: the
-// numpy-facing conversions live in python/sdx/_session.py; this file moves
-// bytes, shapes and type names across the boundary and maps Status to exceptions.
+// _sdx: the nanobind extension behind the `sdx` Python package. Kept thin: numpy arrays cross
+// through numpy_fast.h on the fast path and the general conversions live in python/sdx/_session.py;
+// this file moves bytes, shapes and type names across the boundary and maps Status to exceptions.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
@@ -157,27 +157,6 @@ bool dtype_from_dlpack(nb::dlpack::dtype d, DType* out) {
   return false;
 }
 
-bool dtype_to_dlpack(DType dt, nb::dlpack::dtype* out) {
-  using C = nb::dlpack::dtype_code;
-  struct Entry {
-    DType dt;
-    C code;
-    uint8_t bits;
-  };
-  static const Entry kTable[] = {
-      {DType::kFloat32, C::Float, 32}, {DType::kFloat64, C::Float, 64}, {DType::kFloat16, C::Float, 16},
-      {DType::kInt8, C::Int, 8},       {DType::kInt16, C::Int, 16},     {DType::kInt32, C::Int, 32},
-      {DType::kInt64, C::Int, 64},     {DType::kUint8, C::UInt, 8},     {DType::kUint16, C::UInt, 16},
-      {DType::kUint32, C::UInt, 32},   {DType::kUint64, C::UInt, 64},   {DType::kBool, C::Bool, 8},
-  };
-  for (const Entry& e : kTable)
-    if (e.dt == dt) {
-      *out = nb::dlpack::dtype{static_cast<uint8_t>(e.code), e.bits, 1};
-      return true;
-    }
-  return false;
-}
-
 nb::dict report_to_py(const runtime::ExecutionReport& r) {
   nb::dict d;
   d["slot_count"] = r.slot_count;
@@ -199,23 +178,15 @@ nb::dict report_to_py(const runtime::ExecutionReport& r) {
   return d;
 }
 
-// Wraps `buf` (from ::operator new, holding a copy of t's bytes: the engine's memory is reused by the
-// next run) as a numpy array that owns it.
-nb::object numpy_owning(const Tensor& t, uint8_t* buf, nb::dlpack::dtype dt) {
-  nb::capsule owner(buf, [](void* p) noexcept { ::operator delete(p); });
-  size_t shape[16];
-  const int rank = t.rank();
-  for (int i = 0; i < rank; ++i) shape[i] = static_cast<size_t>(t.shape()[i]);
-  return nb::ndarray<nb::numpy>(buf, static_cast<size_t>(rank), shape, owner, nullptr, dt).cast();
-}
-
 // A numpy array holding a copy of t (None for element types numpy cannot hold).
 nb::object numpy_copy(const Tensor& t) {
-  nb::dlpack::dtype dt;
-  if (!dtype_to_dlpack(t.dtype(), &dt)) return nb::none();
+  const int type = py::numpy_typenum(t.dtype());
+  if (type < 0) return nb::none();
   auto* buf = static_cast<uint8_t*>(::operator new(t.nbytes() ? t.nbytes() : 1));
   if (t.nbytes()) std::memcpy(buf, t.raw_data(), t.nbytes());
-  return numpy_owning(t, buf, dt);
+  PyObject* arr = py::numpy_owning_array(t, type, buf);  // owns buf, also when it fails
+  if (!arr) throw nb::python_error();
+  return nb::steal(arr);
 }
 
 class PySession {
