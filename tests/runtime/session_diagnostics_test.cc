@@ -4,7 +4,7 @@
 #include <chrono>
 
 #if defined(__linux__)
-#include <sched.h>
+#include "../testing/pinned_thread.h"
 #endif
 
 #include "backend/cpu/thread_pool.h"
@@ -87,29 +87,21 @@ TEST_F(SessionDiagnostics, EvictionsAndAFailingJitAreFallbacksWithTheirReason) {
 #if defined(__linux__)
 // A worker the scheduler left on the calling thread's CPU moves off it, and the session says so.
 TEST_F(SessionDiagnostics, PoolWorkerOnTheCallersCpuIsReported) {
-  cpu_set_t original;
-  CPU_ZERO(&original);
-  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
-  if (CPU_COUNT(&original) < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
-  int home = 0;
-  while (!CPU_ISSET(home, &original)) ++home;
   SessionOptions o;
   o.intra_op_num_threads = 2;
   o.jit.enabled = false;
   auto s = relu_chain(o);
   auto ctx = s->create_context();
   ASSERT_NE(s->thread_pool(), nullptr);
-  cpu_set_t only_home;
-  CPU_ZERO(&only_home);
-  CPU_SET(home, &only_home);
-  ASSERT_EQ(sched_setaffinity(0, sizeof only_home, &only_home), 0);
-  ASSERT_TRUE(s->thread_pool()->place_workers_for_testing(home));
+  test::PinnedThread pin;  // the caller, on one CPU; the worker put there too
+  if (pin.cpus_before() < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
+  ASSERT_TRUE(pin.ok());
+  ASSERT_TRUE(s->thread_pool()->place_workers_for_testing(pin.cpu()));
   // 1M floats: every op splits over the pool.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (s->thread_pool()->colocation_moves() == 0 && std::chrono::steady_clock::now() < deadline)
     ASSERT_TRUE(run(*s, *ctx, 1 << 20).is_ok());
   ASSERT_TRUE(run(*s, *ctx, 1 << 20).is_ok());  // reported by the call after the move at the latest
-  sched_setaffinity(0, sizeof original, &original);
   auto& d = obs::Diagnostics::global();
   EXPECT_GE(s->thread_pool()->colocation_moves(), 1u);
   EXPECT_GE(d.count(obs::DiagCategory::kLatency, "POOL_WORKER_MOVED"), 1u) << d.to_json();

@@ -10,6 +10,8 @@
 
 #if defined(__linux__)
 #include <sched.h>
+
+#include "../../testing/pinned_thread.h"
 #endif
 
 namespace sdx::cpu {
@@ -124,19 +126,12 @@ TEST(ThreadPool, SleepingWorkersWakeUp) {
 // The scheduler can leave a worker on the caller's CPU (seen on KVM guests after the pool slept);
 // the worker must move itself off, or it only takes time from the caller.
 TEST(ThreadPool, WorkerLeavesTheCallersCpu) {
-  cpu_set_t original;
-  CPU_ZERO(&original);
-  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
-  if (CPU_COUNT(&original) < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
-  int home = 0;
-  while (!CPU_ISSET(home, &original)) ++home;
-
   ThreadPool pool(2);
-  cpu_set_t only_home;
-  CPU_ZERO(&only_home);
-  CPU_SET(home, &only_home);
-  ASSERT_EQ(sched_setaffinity(0, sizeof only_home, &only_home), 0);  // the caller, on `home`
-  ASSERT_TRUE(pool.place_workers_for_testing(home));                // the worker too
+  test::PinnedThread pin;  // the caller, on one CPU
+  if (pin.cpus_before() < 2) GTEST_SKIP() << "needs at least 2 CPUs this thread may run on";
+  ASSERT_TRUE(pin.ok());
+  const int home = pin.cpu();
+  ASSERT_TRUE(pool.place_workers_for_testing(home));  // the worker too
 
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> worker_chunks{0}, worker_chunks_on_home{0};
@@ -163,7 +158,6 @@ TEST(ThreadPool, WorkerLeavesTheCallersCpu) {
   worker_chunks = 0;
   worker_chunks_on_home = 0;
   for (int i = 0; i < 2000 && worker_chunks.load() < 20; ++i) pool.run(2, 1, job, &ctx);
-  sched_setaffinity(0, sizeof original, &original);
   EXPECT_GE(worker_chunks.load(), 20);
   EXPECT_EQ(worker_chunks_on_home.load(), 0);
 }
