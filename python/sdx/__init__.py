@@ -11,6 +11,7 @@ from ._sdx import (  # noqa: F401  (exception types)
     Fail,
     FailedPrecondition,
     InvalidArgument,
+    InvalidGraph,
     InvalidProtobuf,
     IoError,
     NoSuchFile,
@@ -22,7 +23,7 @@ from ._sdx import (  # noqa: F401  (exception types)
 from ._session import InferenceSession, NodeArg, SessionOptions
 
 __version__ = "0.1.0"
-__all__ = ["InferenceSession", "NodeArg", "SessionOptions", "SdxError", "InvalidArgument", "NotImplemented",
+__all__ = ["InferenceSession", "NodeArg", "SessionOptions", "SdxError", "InvalidArgument", "InvalidGraph", "NotImplemented",
            "InvalidProtobuf", "NoSuchFile", "get_available_providers", "inspect_model"]
 
 

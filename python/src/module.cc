@@ -33,7 +33,7 @@ using namespace sdx;
 
 namespace {
 
-PyObject* g_errors[10] = {};
+PyObject* g_errors[11] = {};
 
 using py::raise;
 using py::StatusError;
@@ -737,6 +737,7 @@ NB_MODULE(_sdx, m) {
       {StatusCode::kDataLoss, "InvalidProtobuf", PyExc_ValueError},
       {StatusCode::kIoError, "IoError", PyExc_OSError},
       {StatusCode::kInternal, "Fail", nullptr},
+      {StatusCode::kInvalidGraph, "InvalidGraph", PyExc_ValueError},
   };
   for (const Sub& s : subs) {
     PyObject* bases = s.extra ? PyTuple_Pack(2, base, s.extra) : PyTuple_Pack(1, base);

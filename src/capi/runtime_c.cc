@@ -54,6 +54,7 @@ SDX_SAME_CODE(SDX_STATUS_RESOURCE_EXHAUSTED, StatusCode::kResourceExhausted);
 SDX_SAME_CODE(SDX_STATUS_DATA_LOSS, StatusCode::kDataLoss);
 SDX_SAME_CODE(SDX_STATUS_IO_ERROR, StatusCode::kIoError);
 SDX_SAME_CODE(SDX_STATUS_INTERNAL, StatusCode::kInternal);
+SDX_SAME_CODE(SDX_STATUS_INVALID_GRAPH, StatusCode::kInvalidGraph);
 SDX_SAME_CODE(SDX_MODE_AUTO, ExecutionMode::kAuto);
 SDX_SAME_CODE(SDX_MODE_SLOT_BY_SLOT, ExecutionMode::kSlotBySlot);
 SDX_SAME_CODE(SDX_MODE_CPU_REPLAY, ExecutionMode::kCpuReplay);
@@ -301,6 +302,7 @@ const char* sdxGetStatusName(sdx_status_t status) {
     case SDX_STATUS_DATA_LOSS: return "DATA_LOSS";
     case SDX_STATUS_IO_ERROR: return "IO_ERROR";
     case SDX_STATUS_INTERNAL: return "INTERNAL";
+    case SDX_STATUS_INVALID_GRAPH: return "INVALID_GRAPH";
   }
   return "UNKNOWN";
 }

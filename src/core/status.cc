@@ -17,6 +17,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kDataLoss: return "DataLoss";
     case StatusCode::kIoError: return "IoError";
     case StatusCode::kInternal: return "Internal";
+    case StatusCode::kInvalidGraph: return "InvalidGraph";
   }
   return "Unknown";
 }
@@ -49,6 +50,7 @@ Status resource_exhausted(std::string msg) { return {StatusCode::kResourceExhaus
 Status data_loss(std::string msg) { return {StatusCode::kDataLoss, std::move(msg)}; }
 Status io_error(std::string msg) { return {StatusCode::kIoError, std::move(msg)}; }
 Status internal_error(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+Status invalid_graph(std::string msg) { return {StatusCode::kInvalidGraph, std::move(msg)}; }
 
 void assert_fail(const char* expr, const char* file, int line) {
   std::fprintf(stderr, "sdx: assertion failed: %s at %s:%d\n", expr, file, line);

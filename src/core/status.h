@@ -27,6 +27,7 @@ enum class StatusCode : int {
   kDataLoss = 7,
   kIoError = 8,
   kInternal = 9,
+  kInvalidGraph = 10,  // a model that breaks a structural rule of the ONNX IR spec (the verifier's gate)
 };
 
 const char* status_code_name(StatusCode code);
@@ -64,6 +65,7 @@ Status resource_exhausted(std::string msg);
 Status data_loss(std::string msg);
 Status io_error(std::string msg);
 Status internal_error(std::string msg);
+Status invalid_graph(std::string msg);
 
 // Result<T>: a value or a non-OK Status.
 template <typename T>

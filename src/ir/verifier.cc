@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "ir/onnx_signature.h"
 #include "ir/op_schema.h"
 
 namespace sdx::ir {
@@ -25,6 +26,11 @@ Status verify_graph(const Graph& g, std::unordered_set<const Value*>& visible) {
       SDX_RETURN_IF_ERROR(s->check_arity(*n), where);
       SDX_RETURN_IF_ERROR(s->check_attributes(*n), where);
     }
+    // Nodes the optimizer made keep their signature too (the gate, ir/model_verifier.h, checked the
+    // imported ones and which opset each op exists in).
+    if (n->opset() > 0)
+      if (const OnnxSignature* sig = find_onnx_signature(n->op_type(), n->domain(), n->opset()))
+        SDX_RETURN_IF_ERROR(check_onnx_signature(*n, *sig), where);
     for (const Graph* sg : n->subgraphs()) {
       if (sg->parent() != &g) return invalid_argument(where + ": subgraph '" + sg->name() + "' of " + n->describe() + " has the wrong parent");
       SDX_RETURN_IF_ERROR(verify_graph(*sg, visible), where + ", " + n->describe());

@@ -1,5 +1,7 @@
 #include "opt/pattern_pass.h"
 
+#include "ir/onnx_signature.h"
+
 namespace sdx::opt {
 
 void PatternPass::add_rule(RewriteRule rule) {
@@ -18,6 +20,12 @@ Result<int> PatternPass::run(ir::Graph& graph, PassContext& ctx) {
     if (n->removed()) continue;
     auto it = by_anchor_.find(n->domain() + ":" + n->op_type());
     if (it == by_anchor_.end()) continue;
+#ifndef NDEBUG
+    // Rules may assume a verified graph (ir/model_verifier.h): no required input omitted, kinds as the
+    // signature says. They still test each producer they follow for null.
+    if (const ir::OnnxSignature* sig = ir::find_onnx_signature(n->op_type(), n->domain(), n->opset()))
+      SDX_ASSERT(ir::check_onnx_signature(*n, *sig).is_ok());
+#endif
     for (size_t r : it->second) {
       if (n->removed()) break;
       rules_[r].apply(graph, *n, ctx);

@@ -9,6 +9,7 @@
 
 #include "frontend/onnx/onnx_loader.h"
 #include "ir/op_schema.h"
+#include "ir/model_verifier.h"
 #include "ir/type_inference.h"
 #include "ir/verifier.h"
 #include "jit/jit_engine.h"
@@ -85,6 +86,8 @@ bool Session::wait_for_jit(double timeout_s) const { return jit_ ? jit_->wait_id
 
 Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
+  // The gate first: type inference and every pass may assume a model that passed it.
+  SDX_RETURN_IF_ERROR(ir::verify_model(model_), "verifier");
   SDX_RETURN_IF_ERROR(ir::infer_types(*model_.graph), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(*model_.graph), "verifier");
   // Who reads each initializer, before the optimizer may fold, merge or fuse it (see set_variable).

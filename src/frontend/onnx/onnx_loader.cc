@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/onnx_signature.h"
 #include "sdx_onnx.pb.h"
 
 namespace sdx::onnx {
@@ -42,8 +43,13 @@ Result<ir::TypeInfo> type_from_proto(const sdx_onnx::TypeProto& tp) {
     case sdx_onnx::TypeProto::kMapType:
       ti.kind = ir::TypeInfo::Kind::kMap;
       return ti;
+    case sdx_onnx::TypeProto::kSparseTensorType:
+      return unimplemented("sparse tensors are not supported");
+    case sdx_onnx::TypeProto::VALUE_NOT_SET:
+      return ti;  // no type given: left for inference
     default:
-      return ti;  // unknown: left for inference
+      return unimplemented("value type case " + std::to_string(static_cast<int>(tp.value_case())) +
+                           " is not supported");
   }
 }
 
@@ -194,6 +200,10 @@ Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& 
   if (!mp.ParseFromString(bytes))
     return data_loss("not a valid ONNX model: the protobuf could not be parsed (truncated or corrupt file?)");
   if (!mp.has_graph()) return invalid_argument("not a valid ONNX model: it has no graph");
+  const int64_t newest_ir = ir::onnx_limits().ir_version;
+  if (mp.ir_version() < 1 || mp.ir_version() > newest_ir)
+    return invalid_graph("unsupported ir_version " + std::to_string(mp.ir_version()) + ": sdx reads IR versions 1 to " +
+                         std::to_string(newest_ir) + (mp.ir_version() == 0 ? " (the model does not set it)" : ""));
   ir::Model model;
   model.ir_version = mp.ir_version();
   model.producer = mp.producer_name();
@@ -202,7 +212,14 @@ Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& 
   model.model_version = mp.model_version();
   model.doc_string = mp.doc_string();
   for (const auto& kv : mp.metadata_props()) model.metadata[kv.key()] = kv.value();
-  for (const auto& os : mp.opset_import()) model.opsets[os.domain() == "ai.onnx" ? std::string() : os.domain()] = static_cast<int>(os.version());
+  for (const auto& os : mp.opset_import()) {
+    const std::string domain = os.domain() == "ai.onnx" ? std::string() : os.domain();
+    const std::string shown = domain.empty() ? "ai.onnx" : domain;
+    if (os.version() < 1 || os.version() > INT32_MAX)
+      return invalid_graph("opset_import of domain '" + shown + "' has version " + std::to_string(os.version()));
+    if (!model.opsets.emplace(domain, static_cast<int>(os.version())).second)
+      return invalid_graph("opset_import lists domain '" + shown + "' twice");
+  }
   if (mp.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models have no opset import
   model.graph = std::make_shared<ir::Graph>(mp.graph().name());
   Importer importer(base_dir, model.opsets);

@@ -141,7 +141,7 @@ bool parse_scores(const ir::Graph& g, Value* s, Match& m, int masks_left, bool s
 
 // Q' = Mul(Q, c) / Div(Q, c) read only by the scores MatMul: folds c into the scale.
 Value* absorb_scale(const ir::Graph& g, Value* v, Node** node, double* scale) {
-  Node* p = v->producer();
+  Node* p = v ? v->producer() : nullptr;
   if (!is_op(p, "Mul") && !is_op(p, "Div")) return v;
   if (p->owner() != &g || !has_single_use(g, v) || p->num_outputs() != 1) return v;
   for (int a = 0; a < 2; ++a) {
@@ -203,7 +203,7 @@ bool fuse_attention(ir::Graph& g, Node& softmax, PassContext& ctx) {
   if (!is_op(pv, "MatMul") || pv->owner() != &g || pv->input(0) != probs || pv->input(1) == probs) return false;
 
   Match m;
-  if (!parse_scores(g, x, m, 2, true)) return false;
+  if (!parse_scores(g, x, m, 2, true) || !m.qk->input(0) || !m.qk->input(1)) return false;
   m.q = absorb_scale(g, m.qk->input(0), &m.q_scale, &m.scale);
   m.kt = absorb_scale(g, m.qk->input(1), &m.k_scale, &m.scale);
   const float scale = static_cast<float>(m.scale);

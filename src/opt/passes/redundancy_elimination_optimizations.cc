@@ -175,7 +175,8 @@ class RedundancyEliminationOptimizations final : public PatternPass {
     add_rule({"Reshape-like chain -> Reshape(x, constant shape)",
               {"Reshape", "Flatten", "Squeeze", "Unsqueeze"},
               [](ir::Graph& g, ir::Node& n, PassContext& ctx) {
-                if (!is_reshape_like(&n) || n.opset() < 5 || !is_reshape_like(n.input(0)->producer())) return false;
+                if (!is_reshape_like(&n) || n.opset() < 5 || !n.input(0) || !is_reshape_like(n.input(0)->producer()))
+                  return false;
                 auto shape = static_shape(n.output(0));
                 if (!shape) return false;
                 for (int64_t d : *shape)
