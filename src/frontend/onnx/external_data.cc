@@ -1,14 +1,28 @@
 #include "frontend/onnx/external_data.h"
 
 #include <fcntl.h>
+#include <cerrno>
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <memory>
 
 namespace sdx::onnx {
+
+Result<int64_t> parse_external_data_number(const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (!digits || ec != std::errc() || ptr != end)
+    return invalid_argument("'" + text.substr(0, 40) + "' is not a non-negative decimal integer" +
+                            (ec == std::errc::result_out_of_range ? " within int64" : ""));
+  return v;
+}
 
 Result<std::string> read_external_data(const std::string& model_dir, const std::string& location, int64_t offset,
                                        int64_t length) {
@@ -41,8 +55,10 @@ Result<std::string> read_external_data(const std::string& model_dir, const std::
   if (f.compare(0, d.size(), d) != 0 || (f.size() > d.size() && f[d.size()] != '/'))
     return invalid_argument(what + ": path escapes the model folder");
 
-  int fd = open(walked.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return io_error(what + ": cannot open");
+  // O_NONBLOCK: opening a FIFO with no writer (or some devices) would otherwise block forever before the
+  // regular-file check below could refuse it.
+  int fd = open(walked.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return io_error(what + ": cannot open (" + std::strerror(errno) + ")");
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);

@@ -39,13 +39,19 @@ Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::
   if (proto.data_location() == sdx_onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
+    bool seen_location = false, seen_offset = false, seen_length = false;
     for (const auto& kv : proto.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
-      } catch (...) {
-        return invalid_argument("tensor '" + name + "': external data field '" + kv.key() + "' is not a number");
+      const std::string& key = kv.key();
+      bool* seen = key == "location" ? &seen_location : key == "offset" ? &seen_offset : key == "length" ? &seen_length : nullptr;
+      if (!seen) continue;  // "checksum" and keys of later IR versions
+      if (*seen) return invalid_argument("tensor '" + name + "': external data field '" + key + "' is given twice");
+      *seen = true;
+      if (key == "location") {
+        location = kv.value();
+      } else {
+        SDX_ASSIGN_OR_RETURN(int64_t v, parse_external_data_number(kv.value()),
+                             "tensor '" + name + "': external data field '" + key + "'");
+        (key == "offset" ? offset : length) = v;
       }
     }
     if (dtype == DType::kString) return invalid_argument("tensor '" + name + "': string tensors cannot use external data");

@@ -4,13 +4,17 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "frontend/onnx/external_data.h"
 #include "sdx_onnx.pb.h"
 
 namespace sdx::onnx {
@@ -220,6 +224,87 @@ TEST(ExternalData, LengthMustMatchDims) {
   r = load_model_file(d.path() + "/model.onnx");
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("exceeds"), std::string::npos) << r.status().message();
+}
+
+// A FIFO with no writer, or a device, named as external data errors at once instead of blocking the
+// load (the file is opened O_NONBLOCK and must be a regular file before any read).
+TEST(ExternalData, FifoAndDeviceErrorWithinOneSecond) {
+  TempDir d;
+  ASSERT_EQ(mkfifo((d.path() + "/fifo.bin").c_str(), 0600), 0);
+  std::vector<std::string> locations = {"fifo.bin"};
+  if (mknod((d.path() + "/zero.bin").c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0) locations.push_back("zero.bin");
+  else std::cerr << "mknod not permitted here: only the FIFO is checked\n";
+  for (const std::string& location : locations) {
+    write_file(d.path() + "/model.onnx", external_model(location));
+    const auto start = std::chrono::steady_clock::now();
+    auto r = load_model_file(d.path() + "/model.onnx");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_FALSE(r.is_ok()) << location;
+    EXPECT_LT(seconds, 1.0) << location;
+    EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos) << r.status().message();
+  }
+}
+
+// offset and length are decimal digits only: "0x4" is not 0, "-1" is not "to the end", "4junk" is not 4.
+TEST(ExternalData, OffsetAndLengthAreParsedStrictly) {
+  TempDir d;
+  write_file(d.path() + "/w.bin", std::string(32, '\x01'));
+  for (const std::string key : {"offset", "length"}) {
+    for (const std::string value : {"0x4", "-1", "4junk", "", " 4", "+4", "99999999999999999999999"}) {
+      auto m = relu_model();
+      auto* w = m.mutable_graph()->add_initializer();
+      w->set_name("w");
+      w->set_data_type(1);
+      w->add_dims(4);
+      w->set_data_location(sdx_onnx::TensorProto::EXTERNAL);
+      auto* kv = w->add_external_data();
+      kv->set_key("location");
+      kv->set_value("w.bin");
+      kv = w->add_external_data();
+      kv->set_key(key);
+      kv->set_value(value);
+      write_file(d.path() + "/model.onnx", m.SerializeAsString());
+      auto r = load_model_file(d.path() + "/model.onnx");
+      ASSERT_FALSE(r.is_ok()) << key << "=" << value;
+      EXPECT_NE(r.status().message().find("'" + key + "'"), std::string::npos) << r.status().message();
+    }
+  }
+  EXPECT_EQ(parse_external_data_number("16").value(), 16);
+  EXPECT_EQ(parse_external_data_number("9223372036854775807").value(), INT64_MAX);
+  EXPECT_FALSE(parse_external_data_number("9223372036854775808").is_ok());
+}
+
+TEST(OnnxLoader, IrVersionAndOpsetsOutsideTheSpecAreRejected) {
+  for (int64_t ir : {int64_t{-1}, int64_t{0}, int64_t{1} << 40}) {
+    auto m = relu_model();
+    m.set_ir_version(ir);
+    auto r = load_model_bytes(m.SerializeAsString());
+    ASSERT_FALSE(r.is_ok()) << ir;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidGraph);
+    EXPECT_NE(r.status().message().find("ir_version"), std::string::npos) << r.status().message();
+  }
+  for (int64_t v : {int64_t{-1}, int64_t{0}, (int64_t{1} << 32) + 17}) {
+    auto m = relu_model();
+    m.mutable_opset_import(0)->set_version(v);
+    auto r = load_model_bytes(m.SerializeAsString());
+    ASSERT_FALSE(r.is_ok()) << v;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidGraph) << r.status().to_string();
+  }
+  auto m = relu_model();
+  m.add_opset_import()->set_version(13);  // the default domain again
+  auto r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("twice"), std::string::npos) << r.status().message();
+}
+
+TEST(OnnxLoader, SparseValueTypesAreRejected) {
+  auto m = relu_model();
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("y");
+  vi->mutable_type()->mutable_sparse_tensor_type()->set_elem_type(1);
+  auto r = load_model_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("sparse"), std::string::npos) << r.status().message();
 }
 
 TEST(ExternalData, BytesModelCannotUseExternalData) {
