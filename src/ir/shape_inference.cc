@@ -280,10 +280,10 @@ ShapeInferenceFn shape_conv_pool(ConvPoolKind kind) {
       }
       int64_t pb = auto_pad == "VALID" ? 0 : pads[k], pe = auto_pad == "VALID" ? 0 : pads[k + nsp];
       int64_t span = in.value + pb + pe - (dil[k] * (kernel[k] - 1) + 1);
-      if (span < 0) {
-        out.push_back(Dim{});
-        continue;
-      }
+      if (span < 0)
+        return invalid_argument("the window of spatial dim " + std::to_string(k) + " (kernel " +
+                                std::to_string(kernel[k]) + ", dilation " + std::to_string(dil[k]) +
+                                ") is larger than the padded input (" + std::to_string(in.value + pb + pe) + ")");
       int64_t o = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
       if (ceil_mode && (o - 1) * s >= in.value + pb) --o;  // the last window may not start in the end padding
       out.push_back(Dim::fixed(o));

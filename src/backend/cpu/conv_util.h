@@ -85,14 +85,15 @@ struct WindowGeometry {
         const int64_t small = total / 2, big = total - small;
         pads[i] = auto_pad == AutoPad::kSameUpper ? small : big;
         pads[i + n] = auto_pad == AutoPad::kSameUpper ? big : small;
-      } else if (auto_pad == AutoPad::kValid) {
-        pads[i] = pads[i + n] = 0;
-        out[i] = in[i] >= w ? (in[i] - w) / s + 1 : 0;
       } else {
+        if (auto_pad == AutoPad::kValid) pads[i] = pads[i + n] = 0;
         const int64_t span = in[i] + pads[i] + pads[i + n] - w;
-        if (span < 0) {
-          out[i] = 0;
-        } else if (ceil_mode) {
+        if (span < 0)  // the spec and onnxruntime reject it; an empty output would hide the mistake
+          return invalid_argument("the window of spatial dim " + std::to_string(i) + " (" + std::to_string(w) +
+                                  " elements: kernel " + std::to_string(kernel[i]) + ", dilation " +
+                                  std::to_string(dilations[i]) + ") is larger than the padded input (" +
+                                  std::to_string(in[i] + pads[i] + pads[i + n]) + ")");
+        if (ceil_mode && auto_pad != AutoPad::kValid) {
           out[i] = (span + s - 1) / s + 1;
           if ((out[i] - 1) * s >= in[i] + pads[i]) --out[i];
         } else {

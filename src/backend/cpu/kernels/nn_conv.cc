@@ -105,6 +105,11 @@ class ConvTransposeKernel final : public backend::Kernel {
     std::vector<int64_t> opad = output_padding_;
     if (opad.empty()) opad.assign(static_cast<size_t>(n), 0);
     if (static_cast<int>(opad.size()) != n) return invalid_argument("output_padding must have one value per spatial dim");
+    for (int i = 0; i < n; ++i)  // the spec: output_padding[i] < stride[i] or dilation[i]
+      if (opad[i] < 0 || (opad[i] >= g.strides[i] && opad[i] >= g.dilations[i]))
+        return invalid_argument("output_padding " + std::to_string(opad[i]) + " of spatial dim " + std::to_string(i) +
+                                " must be non-negative and less than its stride (" + std::to_string(g.strides[i]) +
+                                ") or dilation (" + std::to_string(g.dilations[i]) + ")");
     const std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
 
     // Output size and pads: explicit pads, or derived from output_shape / auto_pad.
