@@ -103,28 +103,62 @@ class SessionOptions:
         self.jit_compiler = ""  # "" = c++, then g++, from PATH
         self.jit_cache_dir = ""  # "" = ~/.cache/sdx/jit (kernels in its v1/ folder)
 
+    def _field(self, name: str, kind: type) -> Any:
+        value = getattr(self, name)
+        if kind is bool:
+            if isinstance(value, (bool, int, np.bool_)):
+                return bool(value)
+        elif kind is int:
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                return int(value)
+        elif kind is float:
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                return float(value)
+        elif kind is str:
+            if isinstance(value, (str, os.PathLike)):
+                return os.fspath(value)
+        raise TypeError(f"sdx: SessionOptions.{name} must be {kind.__name__}, not {type(value).__name__} {value!r:.60}")
+
     def _to_dict(self) -> dict:
+        skip = self.optimizer_skip
+        if isinstance(skip, str) or not all(isinstance(x, str) for x in skip):
+            raise TypeError(f"sdx: SessionOptions.optimizer_skip must be a list of pass names (str), not {skip!r:.60}")
         return {
-            "intra_op_num_threads": int(self.intra_op_num_threads),
-            "inter_op_num_threads": max(1, int(self.inter_op_num_threads)),
+            "intra_op_num_threads": self._field("intra_op_num_threads", int),
+            "inter_op_num_threads": max(1, self._field("inter_op_num_threads", int)),
             # onnxruntime: 0 verbose .. 4 fatal; sdx: 0 errors .. 3 verbose
-            "log_level": max(0, 3 - int(self.log_severity_level)),
-            "execution_mode": str(self.execution_mode).upper(),
-            "warmup_runs": int(self.warmup_runs),
-            "plan_cache_max_count": int(self.plan_cache_max_count),
-            "plan_cache_memory_fraction": float(self.plan_cache_memory_fraction),
-            "optimizer_enabled": bool(self.optimizer_enabled),
-            "optimizer_skip": [str(x) for x in self.optimizer_skip],
-            "optimizer_log_applied": bool(self.optimizer_log_applied),
-            "optimizer_max_iterations": int(self.optimizer_max_iterations),
-            "optimizer_fp16": bool(self.optimizer_fp16),
-            "optimizer_int8": bool(self.optimizer_int8),
-            "optimizer_int8_dynamic": bool(self.optimizer_int8_dynamic),
-            "jit_enabled": bool(self.jit_enabled),
-            "jit_fusion_score_threshold": float(self.jit_fusion_score_threshold),
-            "jit_compiler": str(self.jit_compiler),
-            "jit_cache_dir": str(self.jit_cache_dir),
+            "log_level": max(0, 3 - self._field("log_severity_level", int)),
+            "execution_mode": self._field("execution_mode", str).upper(),
+            "warmup_runs": self._field("warmup_runs", int),
+            "plan_cache_max_count": self._field("plan_cache_max_count", int),
+            "plan_cache_memory_fraction": self._field("plan_cache_memory_fraction", float),
+            "optimizer_enabled": self._field("optimizer_enabled", bool),
+            "optimizer_skip": list(skip),
+            "optimizer_log_applied": self._field("optimizer_log_applied", bool),
+            "optimizer_max_iterations": self._field("optimizer_max_iterations", int),
+            "optimizer_fp16": self._field("optimizer_fp16", bool),
+            "optimizer_int8": self._field("optimizer_int8", bool),
+            "optimizer_int8_dynamic": self._field("optimizer_int8_dynamic", bool),
+            "jit_enabled": self._field("jit_enabled", bool),
+            "jit_fusion_score_threshold": self._field("jit_fusion_score_threshold", float),
+            "jit_compiler": self._field("jit_compiler", str),
+            "jit_cache_dir": self._field("jit_cache_dir", str),
         }
+
+
+def _check_feed(input_feed: Any, output_names: Any = None) -> None:
+    """TypeError naming the argument for what the engine cannot read (onnxruntime raises the same kind)."""
+    if not isinstance(input_feed, dict):
+        raise TypeError(f"sdx: input_feed must be a dict mapping input names to arrays, not {type(input_feed).__name__}")
+    for name in input_feed:
+        if not isinstance(name, str):
+            raise TypeError(f"sdx: input_feed keys must be input names (str); got {type(name).__name__} {name!r:.60}")
+    if output_names is not None:
+        if isinstance(output_names, (str, bytes)) or not hasattr(output_names, "__iter__"):
+            raise TypeError(f"sdx: output_names must be None or a list of output names, not {output_names!r:.60}")
+        for name in output_names:
+            if not isinstance(name, str):
+                raise TypeError(f"sdx: output_names must hold output names (str); got {type(name).__name__} {name!r:.60}")
 
 
 def _encode(name: str, value: Any) -> tuple:
@@ -171,8 +205,15 @@ class InferenceSession:
 
     def __init__(self, path_or_bytes: str | bytes | os.PathLike, sess_options: SessionOptions | None = None,
                  providers: Sequence[Any] | None = None, provider_options: Any = None, **kwargs: Any) -> None:
+        if sess_options is not None and not isinstance(sess_options, SessionOptions):
+            raise TypeError(f"sdx: sess_options must be an sdx.SessionOptions, not {type(sess_options).__name__}")
         self._options = sess_options or SessionOptions()
+        if not isinstance(path_or_bytes, (str, bytes, bytearray, memoryview, os.PathLike)):
+            raise TypeError("sdx: path_or_bytes must be a model path (str or os.PathLike) or the model's bytes, "
+                            f"not {type(path_or_bytes).__name__}")
         model = bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else os.fspath(path_or_bytes)
+        if isinstance(model, bytes) and not isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            model = os.fsdecode(model)
         self._model_path = model if isinstance(model, str) else None
         self._sess = _sdx.Session(model, self._options._to_dict())
         self._inputs = [NodeArg(*x) for x in self._sess.inputs()]
@@ -203,6 +244,8 @@ class InferenceSession:
 
     def run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], run_options: Any = None) -> list:
         # One native call when every input is a C-contiguous array of a numpy type (None: it is not).
+        if output_names is not None and type(output_names) is not list and type(output_names) is not tuple:
+            return self._run(output_names, input_feed, False)  # other iterables, and the errors, take the long way
         r = self._sess.run_feed(input_feed, output_names)
         if type(r) is list:
             return r
@@ -237,8 +280,7 @@ class InferenceSession:
         return self._sess.cache_stats()
 
     def _run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], want_report: bool) -> Any:
-        if not isinstance(input_feed, dict):
-            raise TypeError("input_feed must be a dict of name -> array")
+        _check_feed(input_feed, output_names)
         if self._positional and len(input_feed) == len(self._input_names):
             # Fast path: arrays in input order straight to the engine (no per-call encoding).
             try:
@@ -266,6 +308,7 @@ class InferenceSession:
         """Runs once slot by slot (the debugger forces it) and calls callback(slot, name, op, node, value)
         right after the step producing each breakpoint's value; `breakpoints` are plan slot indices (as
         introspect() reports them) or value names; `value` is a numpy array. Returns the outputs."""
+        _check_feed(input_feed)
         feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
 
         def hit(slot, name, op, node, value):
@@ -278,6 +321,7 @@ class InferenceSession:
         first slot whose values differ (bit for bit, or beyond atol) and the first holding NaN/Inf: replayed,
         compared, skipped, diverged, first_divergence {slot, step, value, op, node}, max_abs_diff,
         first_index, nonfinite, first_nonfinite, reference_nonfinite, summary."""
+        _check_feed(input_feed)
         feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
         return self._sess.check_replay(feeds, float(atol))
 
@@ -285,6 +329,7 @@ class InferenceSession:
         """Runs once on input_feed (a warmup) and returns the execution plan: per slot its kind,
         producer, liveness, type, bytes, memory color/offset; and the memory figures
         (naive one-buffer-per-slot bytes vs planned bytes)."""
+        _check_feed(input_feed)
         feeds = [(name, _encode(name, value)) for name, value in input_feed.items()]
         return self._sess.introspect(feeds)
 

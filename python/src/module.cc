@@ -763,7 +763,7 @@ NB_MODULE(_sdx, m) {
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
       .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"))
-      .def("run_feed", &PySession::run_feed, nb::arg("feed"), nb::arg("output_names").none())
+      .def("run_feed", &PySession::run_feed, nb::arg("feed").none(), nb::arg("output_names").none())
       .def("cache_stats", &PySession::cache_stats)
       .def("optimization_report", &PySession::optimization_report)
       .def("graph_text", &PySession::graph_text)
