@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "jit/compiler.h"
 #include "jit/cpp_emitter.h"
@@ -35,6 +36,24 @@ void emit_compile(const std::string& key, bool cache_hit, double seconds, bool o
   e.cache_hit = cache_hit;
   e.ok = ok;
   obs::EventBus::global().emit(e);
+}
+
+// A refused cache folder: to stderr once per process and folder (a user who never looks at the
+// diagnostics still learns why nothing is fused), to the diagnostics once per engine.
+void report_refused_cache(const DiskCache& cache, const Status& why) {
+  // Never freed: an engine may be created or destroyed during exit.
+  static auto* mutex = new std::mutex;
+  static auto* warned = new std::set<std::string>;
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(*mutex);
+    first = warned->insert(cache.dir()).second;
+  }
+  if (first)
+    std::fprintf(stderr, "sdx: warning: %s; the kernel JIT is off (the unfused kernels run). Use a cache folder only "
+                 "you can write (SDX_JIT_CACHE_DIR).\n", why.message().c_str());
+  obs::Diagnostics::global().record_lazy(obs::DiagCategory::kJit, obs::DiagLevel::kSummary, "DISK_CACHE_REFUSED",
+                                         [&] { return why.message() + "; no kernels are fused"; });
 }
 
 }  // namespace
@@ -82,7 +101,7 @@ JitEngine::CompilerId JitEngine::compiler_id(bool may_run) {
           std::lock_guard<std::mutex> lock(mutex_);
           ++stats_.compiler_runs;
         }
-        Status dir = cache_.ensure_dir();
+        Status dir = cache_ready();
         Result<std::string> v = dir.is_ok() ? query_compiler_version(id.path, cache_.dir(), &cancel_) : Result<std::string>(dir);
         if (!v.is_ok()) {
           id.status = v.status();
@@ -102,12 +121,29 @@ JitEngine::CompilerId JitEngine::compiler_id(bool may_run) {
   return id;
 }
 
+Status JitEngine::cache_ready() {
+  std::call_once(cache_checked_, [&] {
+    cache_status_ = cache_.ensure_dir();
+    if (!cache_status_.is_ok()) report_refused_cache(cache_, cache_status_);
+  });
+  return cache_status_;
+}
+
 bool JitEngine::try_disk_cache(CompiledSegment& c, const CompilerId& id) {
   const std::string key = DiskCache::key(c.source(), id.version);
-  const std::string path = cache_.library_path(key);
-  if (!DiskCache::exists(path)) return false;
-  Result<std::shared_ptr<JitLibrary>> lib = JitLibrary::open(path, c.ir().domain.numel());
-  if (!lib.is_ok()) return false;  // stale or foreign: recompiled over it
+  Result<std::shared_ptr<JitLibrary>> lib = cache_.load(key, c.ir().domain.numel());
+  if (!lib.is_ok()) {
+    // A miss, a corrupt entry (deleted, never loaded) or one the loader refused: compiled (again).
+    if (lib.status().code() == StatusCode::kDataLoss) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.rebuilt;
+      }
+      obs::Diagnostics::global().record_lazy(obs::DiagCategory::kJit, obs::DiagLevel::kSummary, "DISK_CACHE_REBUILT",
+                                             [&] { return lib.status().message(); });
+    }
+    return false;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.disk_cache_hits;
@@ -130,7 +166,8 @@ std::shared_ptr<CompiledSegment> JitEngine::request(const SegmentIR& ir) {
     ++stats_.requests;
   }
   // The synchronous part: no compiler run, only a lookup.
-  const CompilerId id = compiler_id(/*may_run=*/false);
+  Status usable = cache_ready();
+  const CompilerId id = usable.is_ok() ? compiler_id(/*may_run=*/false) : CompilerId{usable, "", ""};
   if (!id.status.is_ok()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -166,11 +203,9 @@ void JitEngine::resolve(CompiledSegment& c) {
   if (!id.status.is_ok()) return fail(id.status.message(), "");
   if (try_disk_cache(c, id)) return;  // another process (or an earlier request) compiled it meanwhile
   const std::string key = DiskCache::key(c.source(), id.version);
-  Status st = cache_.ensure_dir();
-  if (st.is_ok()) st = cache_.write_file(cache_.source_path(key), c.source());
+  Status st = cache_.write_file(cache_.source_path(key), c.source());
   if (!st.is_ok()) return fail(st.message(), key);
-  const std::string lib_path = cache_.library_path(key);
-  const std::string tmp = cache_.temp_path(lib_path);
+  const std::string tmp = cache_.temp_path(cache_.library_path(key));
   const std::string log = tmp + ".log";
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -182,9 +217,8 @@ void JitEngine::resolve(CompiledSegment& c) {
     std::remove(tmp.c_str());
     return fail(st.message(), key);
   }
-  st = cache_.publish(tmp, lib_path);
-  if (!st.is_ok()) return fail(st.message(), key);
-  Result<std::shared_ptr<JitLibrary>> lib = JitLibrary::open(lib_path, c.ir().domain.numel());
+  // Hashed, published with its manifest, and loaded through the descriptor that was hashed.
+  Result<std::shared_ptr<JitLibrary>> lib = cache_.publish_library(tmp, key, c.ir().domain.numel());
   if (!lib.is_ok()) return fail(lib.status().message(), key);
   {
     std::lock_guard<std::mutex> lock(mutex_);

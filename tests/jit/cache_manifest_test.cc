@@ -1,0 +1,45 @@
+#include "jit/cache_manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sdx::jit {
+namespace {
+
+const std::string kSha(64, 'a');
+
+TEST(CacheManifest, RoundTrip) {
+  const CacheManifest m{"0123456789abcdef", 16384, kSha};
+  EXPECT_EQ(m.to_text(), "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 16384\nsha256 " + kSha + "\n");
+  Result<CacheManifest> back = CacheManifest::parse(m.to_text());
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back.value().key, m.key);
+  EXPECT_EQ(back.value().size, m.size);
+  EXPECT_EQ(back.value().sha256, m.sha256);
+}
+
+TEST(CacheManifest, AnythingElseIsDataLoss) {
+  const std::string good = CacheManifest{"0123456789abcdef", 10, kSha}.to_text();
+  for (const std::string& bad : {
+           std::string(),
+           good.substr(0, good.size() - 1),                                  // truncated (no final newline)
+           good.substr(0, good.size() / 2),                                  // truncated
+           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize 10\nsha256 " + kSha + "\n",  // unknown format
+           "sdx-jit-manifest 1\nkey 0123456789ABCDEF\nsize 10\nsha256 " + kSha + "\n",  // not lowercase hex
+           "sdx-jit-manifest 1\nkey 0123\nsize 10\nsha256 " + kSha + "\n",
+           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize -10\nsha256 " + kSha + "\n",
+           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize  10\nsha256 " + kSha + "\n",
+           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 0\nsha256 " + kSha + "\n",
+           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 10\nsha256 " + kSha.substr(1) + "\n",
+           "sdx-jit-manifest 1\nsize 10\nkey 0123456789abcdef\nsha256 " + kSha + "\n",  // out of order
+           good + "extra 1\n",
+       }) {
+    Result<CacheManifest> m = CacheManifest::parse(bad);
+    ASSERT_FALSE(m.is_ok()) << bad;
+    EXPECT_EQ(m.status().code(), StatusCode::kDataLoss) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace sdx::jit
