@@ -12,8 +12,9 @@
 // output, so an output may be the very buffer of an input read at the same index.
 //
 // Bit-exactness: every operation is the prelude function of jit_ops.inc, written with the
-// formula of the CPU kernel (same float operations in the same order, the same libm calls),
-// and kCompileFlags keeps the compiler from reassociating or contracting (no -ffast-math,
+// formula of the CPU kernel (same float operations in the same order, the same libm calls, the same
+// NaN propagation), and kCompileFlags keeps the compiler from reassociating, contracting or assuming
+// finite values (-fno-fast-math: no -ffinite-math-only, under which `isnan` folds to false;
 // -ffp-contract=off).
 //
 //   std::string src = emit_cpp(ir);

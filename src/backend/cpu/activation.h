@@ -29,6 +29,17 @@
 //   "hard_sigmoid" [alpha=0.2, beta=0.5] HardSigmoid(alpha, beta)
 //   "hard_swish"   -                   HardSwish
 //   "clip"         [min, max]          Clip(min, max) (min(max(x, lo), hi), NaN passes)
+//
+// NaN and infinities: every functor propagates a NaN input to a NaN output, as the ONNX reference
+// (onnx.reference, numpy's NaN-propagating maximum/minimum) does, so a NaN in a model
+// is never hidden behind a number (Relu(NaN) is NaN, not 0; HardSigmoid(NaN) is NaN, not 1). The
+// clamps are therefore written `x < lo ? lo : x` (false for NaN: x passes), never
+// `x > lo ? x : lo` or fmax/fmin (which return the number); on x86 they compile to max(lo, x) /
+// min(hi, x), never max(x, lo): maxps/minps return their second operand when either is NaN. Relu is
+// `x <= 0 ? 0 : x`: NaN passes, and -0 and negatives give +0 (what numpy's maximum(x, 0) and oneDNN
+// give). tests/backend/cpu/activation_test.cc pins this for the scalar functors and for every lane
+// and tail position of epilogue_row; tests/python/test_nan_semantics.py checks the kernels, fused
+// ops and JIT segments against onnx.reference.
 #pragma once
 
 #include <cmath>
@@ -36,6 +47,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/float_row.h"
@@ -53,8 +65,28 @@ C sigmoid(C x) {
   return e / (C(1) + e);
 }
 
+// The element type of a GCC/Clang vector V (the lane forms, float_row.h).
+template <typename V>
+using lane_t = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+
+// max(lo, x) and min(hi, x) that let a NaN x through (see the header comment). For integers and,
+// lane by lane, for vectors too.
+template <typename C>
+inline C clamp_below(C x, C lo) {
+  return x < lo ? lo : x;
+}
+template <typename C>
+inline C clamp_above(C x, C hi) {
+  return x > hi ? hi : x;
+}
+
+// The functors below with a lanes() member do per lane exactly what operator() does (float_row.h).
 struct IdentityActivation {
   Status init(const ir::Node&) { return Status::ok(); }
+  template <typename V>
+  V lanes(V v) const {
+    return v;
+  }
   template <typename C>
   C operator()(C x) const {
     return x;
@@ -62,9 +94,16 @@ struct IdentityActivation {
 };
 struct ReluOp {
   Status init(const ir::Node&) { return Status::ok(); }
+  // The row kernel at the CPU's vector width (an ordered-compare select: simd/kernels_impl.h); exact,
+  // so operator() gives its bits without apply_row1.
+  void row(const float* x, float* y, int64_t n) const { simd::relu(x, y, n); }
+  template <typename V>
+  V lanes(V v) const {
+    return v <= V{} ? V{} : v;
+  }
   template <typename C>
   C operator()(C x) const {
-    return x > C(0) ? x : C(0);
+    return x <= C(0) ? C(0) : x;  // NaN passes; -0 gives +0
   }
 };
 struct LeakyReluOp {
@@ -73,9 +112,13 @@ struct LeakyReluOp {
     alpha = node.attr_float("alpha", 0.01f);
     return Status::ok();
   }
+  template <typename V>
+  V lanes(V v) const {
+    return v >= V{} ? v : static_cast<lane_t<V>>(alpha) * v;
+  }
   template <typename C>
   C operator()(C x) const {
-    return x >= C(0) ? x : C(alpha) * x;
+    return x >= C(0) ? x : C(alpha) * x;  // NaN: alpha * NaN
   }
 };
 struct SigmoidOp {
@@ -103,16 +146,28 @@ struct HardSigmoidOp {
     beta = node.attr_float("beta", beta);
     return Status::ok();
   }
+  template <typename V>
+  V lanes(V v) const {
+    using T = lane_t<V>;
+    const V one = V{} + T(1);
+    return clamp_above(clamp_below(static_cast<T>(alpha) * v + static_cast<T>(beta), V{}), one);
+  }
   template <typename C>
   C operator()(C x) const {
-    return std::fmax(C(0), std::fmin(C(1), C(alpha) * x + C(beta)));
+    return clamp_above(clamp_below(C(alpha) * x + C(beta), C(0)), C(1));
   }
 };
 struct HardSwishOp {
   Status init(const ir::Node&) { return Status::ok(); }
+  template <typename V>
+  V lanes(V v) const {
+    using T = lane_t<V>;
+    const V one = V{} + T(1);
+    return v * clamp_above(clamp_below(v / T(6) + T(0.5), V{}), one);
+  }
   template <typename C>
   C operator()(C x) const {
-    return x * std::fmax(C(0), std::fmin(C(1), x / C(6) + C(0.5)));
+    return x * clamp_above(clamp_below(x / C(6) + C(0.5), C(0)), C(1));
   }
 };
 struct GeluOp {
@@ -151,25 +206,43 @@ struct SwishOp {
     else return x * sigmoid(C(alpha) * x);
   }
 };
-// Clip with float bounds: the same comparisons as the Clip kernel (NaN passes through).
+// Clip with float bounds: the same comparisons as the Clip kernel (a NaN x passes through; a NaN
+// bound makes every output NaN, as numpy's clip does).
 struct ClipOp {
   float lo = -INFINITY, hi = INFINITY;
+  bool nan_bound() const { return lo != lo || hi != hi; }
+  template <typename V>
+  V lanes(V v) const {
+    using T = lane_t<V>;
+    if (nan_bound()) [[unlikely]]
+      return V{} + (static_cast<T>(lo) + static_cast<T>(hi));
+    return clamp_above(clamp_below(v, V{} + static_cast<T>(lo)), V{} + static_cast<T>(hi));
+  }
   template <typename C>
   C operator()(C x) const {
-    C v = x < C(lo) ? C(lo) : x;
-    return v > C(hi) ? C(hi) : v;
+    if (nan_bound()) [[unlikely]]
+      return C(lo) + C(hi);
+    return clamp_above(clamp_below(x, C(lo)), C(hi));
   }
 };
 
 // y[j] = f(y[j] + b[j * b_step]) for j < n (b_step 0: one bias for the row; b null: f(y[j])), for
-// float or double. Relu, LeakyRelu, Clip and no activation run on 16-byte vectors (GCC/Clang
-// vector extensions, plain SSE2) with the same comparisons and arithmetic per lane as the scalar
-// functors, so the bits are the same; the scalar functors compile to a branch per element, which
-// mispredicts on signed data. Float activations with a row form (Sigmoid, Tanh, Gelu, Swish) add
-// the bias, then run the row on the vector kernels: the bits of Add followed by the activation.
+// float or double. Functors with a lane form (no activation, Relu, LeakyRelu, Clip, HardSigmoid,
+// HardSwish; float_row.h) run on 16-byte vectors (GCC/Clang vector extensions, plain SSE2) with the
+// same comparisons and arithmetic per lane as the scalar functors, so the bits are the same (NaN
+// included: a lane compare is false for NaN, so the select keeps x); the scalar functors compile to
+// a branch per element, which mispredicts on signed data. Float Relu without a bias runs its row
+// kernel (the CPU's full vector width: oneDNN's output pieces, a pass of their own). Float
+// activations with a row form (Sigmoid, Tanh, Gelu, Swish) add the bias, then run the row on the
+// vector kernels: the bits of Add followed by the activation.
 template <typename T, typename F>
 void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
-  if constexpr (std::is_same_v<T, float> && HasFloatRow<F>) {
+  if constexpr (std::is_same_v<T, float> && HasFloatRow<F> && HasLanes<F>) {
+    if (!b) {  // Relu: the row kernel at the CPU's width; with a bias, the lanes below add it in the same pass
+      f.row(y, y, n);
+      return;
+    }
+  } else if constexpr (std::is_same_v<T, float> && HasFloatRow<F>) {
     if (b && b_step == 0) {
       simd::binary_vs(simd::BinaryOp::kAdd, y, b[0], y, n);
     } else if (b && b_step == 1) {
@@ -180,13 +253,10 @@ void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
     f.row(y, y, n);
     return;
   }
-  constexpr bool kVector = std::is_same_v<F, IdentityActivation> || std::is_same_v<F, ReluOp> ||
-                           std::is_same_v<F, LeakyReluOp> || std::is_same_v<F, ClipOp>;
   int64_t j = 0;
-  if constexpr (kVector && std::is_floating_point_v<T>) {
+  if constexpr (HasLanes<F> && std::is_floating_point_v<T>) {
     typedef T V __attribute__((vector_size(16)));
     constexpr int64_t L = static_cast<int64_t>(16 / sizeof(T));
-    const V zero = V{};
     for (; j + L <= n; j += L) {
       V v;
       std::memcpy(&v, y + j, sizeof(V));
@@ -197,15 +267,7 @@ void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
         std::memcpy(&bv, b + j, sizeof(V));
         v = v + bv;
       }
-      if constexpr (std::is_same_v<F, ReluOp>) {
-        v = v > zero ? v : zero;
-      } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
-        v = v >= zero ? v : static_cast<T>(f.alpha) * v;
-      } else if constexpr (std::is_same_v<F, ClipOp>) {
-        const V lo = zero + static_cast<T>(f.lo), hi = zero + static_cast<T>(f.hi);
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
-      }
+      v = f.lanes(v);
       std::memcpy(y + j, &v, sizeof(V));
     }
   }

@@ -4,8 +4,8 @@
 // An element-wise op is written once as a functor over its compute type and
 // instantiated as a kernel for a list of element types:
 //
-//   struct ReluOp : NoAttrs {
-//     template <typename C> C operator()(C x) const { return x > C(0) ? x : C(0); }
+//   struct ReluOp : NoAttrs {  // NaN passes (`x > 0 ? x : 0` would make it 0; see activation.h)
+//     template <typename C> C operator()(C x) const { return x <= C(0) ? C(0) : x; }
 //   };
 //   const backend::KernelRegistrar kRelu({"Relu", "", 1, backend::kAnyOpset,
 //       backend::kernel_factory<UnaryKernel<ReluOp, Types<SDX_FLOAT_TYPES, int32_t>>>()});
@@ -20,11 +20,13 @@
 //
 // Large tensors are split over the session's pool (cpu::parallel_for); each element is still
 // computed by the same code, so the bits do not depend on the thread count. Float functors
-// with a row form (float_row.h: Gelu, Tanh, Exp, ...) run on the vector kernels, and float
+// with a row form (float_row.h: Gelu, Tanh, Exp, ...) run on the vector kernels, those with a lane
+// form (Relu, LeakyRelu, ...) on 16-byte vectors, and float
 // Add/Sub/Mul/Div (a functor with `static constexpr simd::BinaryOp kSimd`) on vector loops.
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -249,11 +251,16 @@ inline constexpr int64_t kCheapMapGrain = int64_t{1} << 15;
 inline constexpr int64_t kRowMapGrain = int64_t{1} << 13;
 
 // out[i] = op(in[i]) for i < n, split over the pool. Float rows (and 16-bit floats, widened in
-// blocks) go through op.row when the functor has one.
+// blocks) go through op.row when the functor has one (Relu's too); float and double through op.lanes
+// (16-byte vectors, branch-free) when it has that (LeakyRelu, HardSigmoid, HardSwish: float_row.h).
 template <typename T, typename Op>
 void unary_map(const Op& op, const T* in, T* out, int64_t n) {
   if constexpr (HasFloatRow<Op> && std::is_same_v<T, float>) {
-    parallel_for(n, kRowMapGrain, [&](int64_t b, int64_t e) { op.row(in + b, out + b, e - b); });
+    // Exact row kernels (Relu) cost what a cheap map costs.
+    constexpr int64_t kGrain = HasLanes<Op> ? kCheapMapGrain : kRowMapGrain;
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) { op.row(in + b, out + b, e - b); });
+  } else if constexpr (HasLanes<Op> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) { lane_map(op, in + b, out + b, e - b); });
   } else if constexpr (HasFloatRow<Op> && is_half_v<T>) {
     parallel_for(n, kRowMapGrain, [&](int64_t b, int64_t e) {
       constexpr int64_t kBlock = 256;
@@ -322,6 +329,39 @@ inline void simd_broadcast_binary(simd::BinaryOp op, const BroadcastPlan& plan, 
   });
 }
 
+// Binary functors whose integer form is undefined for some operand pairs (x / 0, INT_MIN / -1)
+// declare `static uint32_t integer_faults(C a, C b)` for integer C, a bit per kind of fault (0 for a
+// valid pair, computed without branches), and `static Status fault_status(uint32_t faults, DType)`.
+// operator() must still return some value for a faulting pair without trapping (no SIGFPE). The
+// kernel ORs the faults of every element into a register in the same pass that computes them and
+// fails the call, run() and bound call alike, when any bit is set: the check costs an OR per element
+// next to an integer division, and the loop's branches stay predictable.
+template <typename Op>
+concept HasIntegerFaults = requires(int32_t a, uint32_t bits, DType dt) {
+  { Op::integer_faults(a, a) } -> std::convertible_to<uint32_t>;
+  { Op::fault_status(bits, dt) } -> std::same_as<Status>;
+};
+
+// out = op(a, b) over integer buffers broadcast by plan, with Op's fault check (HasIntegerFaults).
+template <typename Op, typename T>
+Status checked_broadcast_binary(const Op& op, const BroadcastPlan& plan, const T* a, const T* b, T* out, DType dt) {
+  uint32_t faults = 0;
+  plan.for_each_run([&](int64_t o, const int64_t* off, const int64_t* step, int64_t count) {
+    const T* pa = a + off[0];
+    const T* pb = b + off[1];
+    T* y = out + o;
+    const int64_t sa = step[0], sb = step[1];
+    uint32_t f = 0;  // a local the stores to y cannot alias, so it stays in a register
+    for (int64_t k = 0; k < count; ++k) {
+      const T u = pa[k * sa], v = pb[k * sb];
+      f |= Op::integer_faults(u, v);
+      y[k] = op(u, v);
+    }
+    faults |= f;
+  });
+  return faults ? Op::fault_status(faults, dt) : Status::ok();
+}
+
 // Element types a bound call can store with plain assignments (strings allocate).
 template <typename T>
 inline constexpr bool bindable_v = std::is_trivially_copyable_v<T>;
@@ -349,6 +389,14 @@ class BinaryKernel final : public backend::Kernel {
         simd_broadcast_binary(Op::kSimd, plan, a.data<float>(), b.data<float>(), y.data<float>());
         return Status::ok();
       }
+      if constexpr (HasIntegerFaults<Op> && std::is_integral_v<T>) {
+        const Tensor& a = ctx.input(0);
+        const Tensor& b = ctx.input(1);
+        SDX_ASSIGN_OR_RETURN(Shape b_shape, legacy_.shape_of_b(a.shape(), b.shape()), "inputs");
+        SDX_ASSIGN_OR_RETURN(BroadcastPlan plan, BroadcastPlan::make({a.shape(), b_shape}), "inputs");
+        SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, plan.output_shape()), "");
+        return checked_broadcast_binary(op_, plan, a.data<T>(), b.data<T>(), y.data<T>(), dt);
+      }
       const Op& op = op_;
       return run_binary_broadcast<T, T, T>(ctx, dt, [&op](T x, T y) { return narrow<T>(op(widen(x), widen(y))); }, legacy_);
     }, name_);
@@ -372,6 +420,17 @@ class BinaryKernel final : public backend::Kernel {
                                         py = ctx.output(0).template data<float>()] {
               simd_broadcast_binary(Op::kSimd, plan, pa, pb, py);
               return Status::ok();
+            });
+          } else if constexpr (HasIntegerFaults<Op> && std::is_integral_v<T>) {
+            const Tensor& a = ctx.input(0);
+            const Tensor& b = ctx.input(1);
+            Result<Shape> b_shape = legacy_.shape_of_b(a.shape(), b.shape());
+            if (!b_shape.is_ok()) return Status::ok();
+            Result<BroadcastPlan> plan = BroadcastPlan::make({a.shape(), b_shape.value()});
+            if (!plan.is_ok() || !output_matches(ctx, 0, dt, plan.value().output_shape())) return Status::ok();
+            bound = backend::bind_call([op = op_, plan = plan.value(), pa = a.data<T>(), pb = b.data<T>(),
+                                        py = ctx.output(0).template data<T>(), dt] {
+              return checked_broadcast_binary(op, plan, pa, pb, py, dt);
             });
           } else if constexpr (bindable_v<T>) {
             const Op op = op_;

@@ -29,11 +29,12 @@
 // the pool size. make() and run() must see the same pool size for the bound form to repeat run()
 // bit for bit (they do: both run under the session's pool).
 //
-// Epilogue: bias is oneDNN's bias argument; Relu and LeakyRelu are oneDNN eltwise post-ops chosen
-// to give the bits of sdx's functors (see append_post_op) on the direct kernels (under Winograd a
-// post-op changes the kernel oneDNN picks, and with it the bits); every other activation (Clip included,
-// for its NaN and -0 behaviour) runs with sdx's own functor (activation.h) on each slice right
-// after its convolution, while it is in cache, so FusedConv equals Conv + activation bit for bit.
+// Epilogue: bias is oneDNN's bias argument; LeakyRelu (alpha > 0) is a oneDNN eltwise post-op
+// chosen to give the bits of sdx's functor (see append_exact_post_op in onednn_util.h) on the direct
+// kernels (under Winograd a post-op changes the kernel oneDNN picks, and with it the bits); every
+// other activation (Relu and Clip included: oneDNN's turn NaN into numbers) runs with sdx's own
+// functor (activation.h) on each slice right after its convolution, while it is in cache, so
+// FusedConv equals Conv + activation bit for bit.
 // A residual R (FusedConv's 4th input) is added the same way, y = act((conv + bias) + R), with the
 // activation after it in sdx, on each slice while it is in cache: on Y after its reorder, or on the
 // convolution's output before it when R has that layout and Y does not; R is reordered into a

@@ -23,9 +23,9 @@
 // that depends on neither M nor the cut (tests check it bit for bit), so the results do not
 // depend on the thread count either.
 //
-// Epilogue: bias is oneDNN's bias argument (the bits of MatMul then Add); Relu and LeakyRelu
-// (alpha >= 0) are eltwise post-ops chosen to give the bits of sdx's functors (see
-// append_exact_post_op in onednn_util.h); every other activation runs sdx's own functor
+// Epilogue: bias is oneDNN's bias argument (the bits of MatMul then Add); LeakyRelu (alpha > 0) is an
+// eltwise post-op chosen to give the bits of sdx's functor (see append_exact_post_op in
+// onednn_util.h); every other activation (Relu included: oneDNN's turns NaN into 0) runs sdx's own functor
 // (epilogue_row, activation.h) on each piece right after its product, while it is in cache.
 //
 // Scratch: the packed weights and each piece's scratchpad (scratchpad_mode::user) are allocated in

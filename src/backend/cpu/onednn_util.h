@@ -66,21 +66,21 @@ class AlignedBuffer {
 
 // Appends act as an eltwise post-op when oneDNN computes it with the bits of sdx's functor (returns
 // true; also for no activation); false for activations the caller applies itself after the
-// primitive. Relu is oneDNN's clip(0, inf) (a max with +0 first: negatives and -0 become +0, NaN
-// becomes 0, as in ReluOp), not its relu, which multiplies negatives by 0 and leaves -0; LeakyRelu
-// with alpha >= 0 differs from LeakyReluOp only in which branch returns a zero, not in the result.
-// Clip stays with ClipOp, which keeps NaN and -0 where oneDNN's max/min would not; oneDNN's Gelu,
-// Sigmoid, Tanh, ... are other approximations than sdx's vector kernels.
+// primitive. Only LeakyRelu with alpha > 0 qualifies: oneDNN's relu with alpha != 0 is
+// `x > 0 ? x : alpha * x`, which differs from LeakyReluOp only in which branch returns a zero, not in
+// the result, and keeps NaN (alpha * NaN). Relu stays with ReluOp, which keeps NaN: every oneDNN
+// form of it turns NaN into 0 (measured on oneDNN 2.6, brgemm matmul and jit eltwise: eltwise_relu
+// with alpha 0 or -0, eltwise_clip / clip_v2 (0, inf), a binary_max post-op with 0), and so does
+// LeakyRelu with alpha 0 (the same relu). Clip stays with ClipOp for the same reason (oneDNN's clip
+// maps NaN to the lower bound); oneDNN's Gelu, Sigmoid, Tanh, ... are other approximations than
+// sdx's vector kernels.
 inline bool append_exact_post_op(const FusedActivation& act, dnnl::post_ops& ops) {
   return act.visit([&](auto f) {
     using F = decltype(f);
     if constexpr (std::is_same_v<F, IdentityActivation>) {
       return true;
-    } else if constexpr (std::is_same_v<F, ReluOp>) {
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, INFINITY);
-      return true;
     } else if constexpr (std::is_same_v<F, LeakyReluOp>) {
-      if (!(f.alpha >= 0.f)) return false;
+      if (!(f.alpha > 0.f)) return false;
       ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, f.alpha, 0.f);
       return true;
     } else {

@@ -128,7 +128,7 @@ TEST(OneDnnConv, FusedConvMatchesReferenceForEveryActivation) {
 }
 
 // FusedConv on oneDNN still equals Conv on oneDNN followed by the ONNX activation, bit for bit
-// (Relu / LeakyRelu / Clip as post-ops, the rest with sdx's functors).
+// (LeakyRelu as a post-op, the rest with sdx's functors).
 TEST(OneDnnConv, FusedEqualsConvThenActivationBitwise) {
   const ConvCase c = conv_cases()[12];
   const Tensor x = random_tensor(DType::kFloat32, c.x, 7), w = random_tensor(DType::kFloat32, c.w, 8, -0.5f, 0.5f);
@@ -141,6 +141,40 @@ TEST(OneDnnConv, FusedEqualsConvThenActivationBitwise) {
     auto fused = run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = attrs});
     ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
     EXPECT_TRUE(same_bits(*fused, apply_activation(a, y)));
+  }
+}
+
+// X with NaN and infinities: on the direct kernels (the Winograd cases are off here) every activation
+// leaves NaN and infinities exactly where the reference path has them (oneDNN's own Relu and Clip
+// would turn NaN into 0, so they run in sdx's epilogue), and FusedConv equals Conv + activation bit
+// for bit, NaN where it has NaN (same_bits_nan_as_nan).
+TEST(OneDnnConv, ActivationsKeepNaNAndInfinities) {
+  ScopedWinograd no_winograd(false);
+  const std::vector<ConvCase> cases = conv_cases();
+  for (size_t i : {size_t{0}, size_t{4}, size_t{10}, size_t{13}}) {
+    const ConvCase& c = cases[i];
+    Tensor x = random_tensor(DType::kFloat32, c.x, 44);
+    for (int64_t k = 5; k < x.numel(); k += 211)
+      x.data<float>()[k] = (k % 3 == 0) ? NAN : (k % 3 == 1) ? INFINITY : -NAN;
+    const Tensor w = random_tensor(DType::kFloat32, c.w, 45, -0.5f, 0.5f);
+    const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 46);
+    const Tensor y = must_run("Conv", {x, w, b}, c.attrs);
+    for (const ActivationCase& a : all_activations()) {
+      SCOPED_TRACE(c.name + ", " + a.name);
+      std::vector<ir::Attribute> attrs = c.attrs;
+      for (const ir::Attribute& at : a.fused_attrs()) attrs.push_back(at);
+      const NodeSpec spec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = attrs};
+      const Tensor on = run_with(true, spec), off = run_with(false, spec);
+      int64_t nans = 0;
+      for (int64_t k = 0; k < on.numel(); ++k) {
+        const float g = on.data<float>()[k], r = off.data<float>()[k];
+        ASSERT_EQ(std::isnan(g), std::isnan(r)) << "element " << k << ": got " << g << ", want " << r;
+        ASSERT_EQ(std::isinf(g), std::isinf(r)) << "element " << k << ": got " << g << ", want " << r;
+        nans += std::isnan(r);
+      }
+      EXPECT_GT(nans, 0);
+      EXPECT_TRUE(same_bits_nan_as_nan(on, apply_activation(a, y)));
+    }
   }
 }
 

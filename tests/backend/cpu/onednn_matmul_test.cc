@@ -14,6 +14,8 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/activation.h"
@@ -89,6 +91,46 @@ TEST(OneDnnMatMul, MatchesGemmForOddSizesBiasAndActivations) {
         // Scaled by the magnitude of the sums (sqrt(K) * 3 * 3 here), not of the squashed outputs.
         EXPECT_TRUE(close(y.data(), want.data(), d.M * d.N, 1e-6 * std::sqrt(double(d.K)) * 9));
       }
+    }
+  }
+}
+
+// X with NaN and infinities in a few rows: every activation leaves NaN exactly where the gemm reference
+// has it (oneDNN's own Relu and Clip turn NaN into 0, so they run in sdx's epilogue; LeakyRelu with
+// alpha 0 is oneDNN's Relu), the other elements close.
+TEST(OneDnnMatMul, ActivationsKeepNaNAndInfinities) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  const Dims d{33, 100, 333};
+  Tensor x = random_tensor(DType::kFloat32, {d.M, d.K}, 13);
+  const Tensor w = random_tensor(DType::kFloat32, {d.K, d.N}, 14), b = random_tensor(DType::kFloat32, {d.N}, 15);
+  const float inf = INFINITY;
+  for (auto [row, col, v] : {std::tuple{1, 5, NAN}, std::tuple{4, 0, inf}, std::tuple{7, 99, -inf},
+                             std::tuple{10, 2, -NAN}, std::tuple{32, 50, NAN}})
+    x.data<float>()[row * d.K + col] = v;
+  const std::vector<std::pair<std::string, std::vector<float>>> acts = {
+      {"none", {}}, {"relu", {}}, {"leaky_relu", {0.1f}}, {"leaky_relu", {0.f}}, {"clip", {0.f, 6.f}},
+      {"hard_sigmoid", {}}, {"sigmoid", {}}, {"gelu", {}}};
+  for (const auto& [name, params] : acts) {
+    for (bool bias : {false, true}) {
+      SCOPED_TRACE(name + (params.empty() ? "" : " " + std::to_string(params[0])) + (bias ? " with bias" : ""));
+      auto act = cpu::FusedActivation::make(name, params);
+      ASSERT_TRUE(act.is_ok());
+      auto mm = cpu::OneDnnMatMul::make(d.M, d.K, d.N, *act, bias);
+      ASSERT_NE(mm, nullptr);
+      ASSERT_TRUE(mm->pack_weights(w.data<float>()).is_ok());
+      std::vector<float> y(static_cast<size_t>(d.M * d.N));
+      const float* pb = bias ? b.data<float>() : nullptr;
+      ASSERT_TRUE(mm->run(x.data<float>(), pb, y.data()).is_ok());
+      const std::vector<float> want = reference(d, x.data<float>(), w.data<float>(), pb, *act);
+      int64_t nans = 0;
+      for (int64_t i = 0; i < d.M * d.N; ++i) {
+        const float g = y[static_cast<size_t>(i)], r = want[static_cast<size_t>(i)];
+        ASSERT_EQ(std::isnan(g), std::isnan(r)) << "element " << i << ": got " << g << ", want " << r;
+        if (std::isinf(r)) ASSERT_EQ(g, r) << "element " << i;
+        nans += std::isnan(r);
+        if (std::isfinite(r)) ASSERT_NEAR(g, r, 1e-4 * (1 + std::fabs(r))) << "element " << i;
+      }
+      EXPECT_GE(nans, 3 * d.N);  // the three NaN rows at least
     }
   }
 }
@@ -247,6 +289,27 @@ TEST(OneDnnMatMul, LinearEqualsMatMulAddActivationBitwise) {
                             apply_activation(a, with_bias)));
       EXPECT_TRUE(same_bits(InitializerModel{linear({x, w}, a.fused_attrs()), {1}}.run(), apply_activation(a, mm)));
     }
+  }
+}
+
+// sdx.Linear on oneDNN with NaN in X equals MatMul + Add + activation bit for bit, NaN where it has NaN (its
+// sign may differ: Swish's vector code meets two NaNs in a product, same_bits_nan_as_nan).
+TEST(OneDnnMatMul, LinearWithNaNEqualsUnfusedBitwise) {
+  const Dims d{130, 77, 111};
+  Tensor x = random_tensor(DType::kFloat32, {d.M, d.K}, 16);
+  for (int64_t i = 0; i < d.M * d.K; i += 97) x.data<float>()[i] = (i % 2) ? NAN : -INFINITY;
+  const Tensor w = random_tensor(DType::kFloat32, {d.K, d.N}, 17, -0.5f, 0.5f);
+  const Tensor b = random_tensor(DType::kFloat32, {d.N}, 18);
+  const Tensor mm = InitializerModel{NodeSpec{.op = "MatMul", .inputs = {x, w}}, {1}}.run();
+  const Tensor with_bias = must_run("Add", {mm, b});
+  for (const ActivationCase& a : all_activations()) {
+    SCOPED_TRACE(a.name);
+    const Tensor fused = InitializerModel{linear({x, w, b}, a.fused_attrs()), {1, 2}}.run();
+    const Tensor unfused = apply_activation(a, with_bias);
+    EXPECT_TRUE(same_bits_nan_as_nan(fused, unfused));
+    int64_t nans = 0;
+    for (int64_t i = 0; i < fused.numel(); ++i) nans += std::isnan(fused.data<float>()[i]);
+    EXPECT_GE(nans, 40 * d.N);  // every row with a NaN (not one activation turns it into a number)
   }
 }
 

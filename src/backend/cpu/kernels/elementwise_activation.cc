@@ -2,6 +2,11 @@
 // Softplus, Softsign, Tanh, Gelu, Mish, Swish, ThresholdedRelu, Shrink.
 // Float attributes are read once at load; 16-bit floats compute in float. The functors the
 // fused ops share (Relu, Sigmoid, Gelu, Swish, ...) live in backend/cpu/activation.h.
+//
+// NaN: every activation maps NaN to NaN, as the ONNX reference does (activation.h), except the two
+// whose ONNX definition selects a constant 0 when a comparison fails: ThresholdedRelu
+// (np.where(x > alpha, x, 0)) and Shrink (0 unless x < -lambd or x > lambd) give 0 for NaN in the
+// reference, and here. tests/python/test_nan_semantics.py checks each of them.
 #include <cmath>
 #include <type_traits>
 
@@ -60,6 +65,7 @@ struct MishOp : NoAttrs {
   template <typename C>
   C operator()(C x) const { return x * std::tanh(softplus(x)); }
 };
+// NaN gives 0, as in the ONNX reference (see the file comment).
 struct ThresholdedReluOp {
   float alpha = 1.f;
   Status init(const ir::Node& node) {
@@ -69,7 +75,8 @@ struct ThresholdedReluOp {
   template <typename C>
   C operator()(C x) const { return x > C(alpha) ? x : C(0); }
 };
-// Shrink also takes integers: thresholds compare in double, the result converts back.
+// Shrink also takes integers: thresholds compare in double, the result converts back. NaN gives 0,
+// as in the ONNX reference (see the file comment).
 struct ShrinkOp {
   float bias = 0.f, lambd = 0.5f;
   Status init(const ir::Node& node) {

@@ -1,9 +1,14 @@
 // Binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, PRelu.
 //
-// Integer arithmetic wraps (no UB); integer division and modulo by zero give 0
-// instead of trapping. 16-bit floats compute in float; float Add/Sub/Mul/Div run on the
-// vector loops (kSimd, see elementwise.h).
+// Integer arithmetic wraps (no UB). Integer Div by zero, MIN / -1 (whose quotient does not fit)
+// and integer Mod by zero fail the call with an error naming the problem (the runtime adds the node),
+// never trap (HasIntegerFaults in elementwise.h: one pass, the check next to the division). Float
+// division follows IEEE 754 (x / 0 is +-inf, 0 / 0 NaN). 16-bit floats compute in float; float
+// Add/Sub/Mul/Div run on the vector loops (kSimd, see elementwise.h).
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 #include "backend/cpu/elementwise.h"
@@ -30,9 +35,25 @@ struct MulOp : NoAttrs {
   C operator()(C a, C b) const { return wrapping_mul(a, b); }
 };
 
-// Integer division truncates toward zero like C; x / 0 gives 0 and MIN / -1 wraps.
+// Fault bits of integer Div / Mod (HasIntegerFaults).
+constexpr uint32_t kDivByZero = 1, kDivOverflow = 2;
+
+// Integer division truncates toward zero like C. x / 0 and MIN / -1 are faults: the call fails
+// (operator() returns 0 and -MIN wrapped for them, never trapping).
 struct DivOp : NoAttrs {
   static constexpr simd::BinaryOp kSimd = simd::BinaryOp::kDiv;
+  template <typename C>
+  static uint32_t integer_faults(C a, C b) {
+    uint32_t f = static_cast<uint32_t>(b == C(0)) * kDivByZero;
+    if constexpr (std::is_signed_v<C>)
+      f |= static_cast<uint32_t>((a == std::numeric_limits<C>::min()) & (b == C(-1))) * kDivOverflow;
+    return f;
+  }
+  static Status fault_status(uint32_t faults, DType dt) {
+    if (faults & kDivByZero) return invalid_argument(std::string("integer division by zero (") + dtype_name(dt) + ")");
+    return invalid_argument(std::string("integer division overflow: MIN / -1 does not fit in ") + dtype_name(dt) +
+                            " (MIN: the smallest " + dtype_name(dt) + ")");
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -49,8 +70,16 @@ struct DivOp : NoAttrs {
 
 // fmod=1: C fmod / truncated remainder (sign of the dividend).
 // fmod=0: numpy mod / Python % (sign of the divisor), for integers and floats.
+// Integer x mod 0 is a fault (the call fails); MIN mod -1 is 0 (no overflow: the remainder fits).
 struct ModOp {
   bool fmod = false;
+  template <typename C>
+  static uint32_t integer_faults(C, C b) {
+    return static_cast<uint32_t>(b == C(0)) * kDivByZero;
+  }
+  static Status fault_status(uint32_t, DType dt) {
+    return invalid_argument(std::string("integer modulo by zero (") + dtype_name(dt) + ")");
+  }
   Status init(const ir::Node& node) {
     const int64_t v = node.attr_int("fmod", 0);
     if (v != 0 && v != 1) return invalid_argument("attribute 'fmod' must be 0 or 1, got " + std::to_string(v));
@@ -152,11 +181,13 @@ class PowKernel final : public backend::Kernel {
   LegacyBroadcast legacy_;
 };
 
-// PRelu: y = x < 0 ? slope * x : x, slope broadcast to x's shape (unidirectional).
+// PRelu: y = x > 0 ? x : slope * x, slope broadcast to x's shape (unidirectional). Written as the
+// ONNX reference writes it (np.where(x > 0, x, x * slope)), so NaN propagates from x and from the
+// slope alike (0 * NaN slope is NaN; a NaN x takes the product, which is NaN).
 template <typename T>
 T prelu_value(T v, T s) {
   auto c = widen(v);
-  return c < decltype(c)(0) ? narrow<T>(wrapping_mul(c, widen(s))) : v;
+  return c > decltype(c)(0) ? v : narrow<T>(wrapping_mul(c, widen(s)));
 }
 
 class PReluKernel final : public backend::Kernel {

@@ -14,7 +14,8 @@ namespace {
 
 using NumericTypes = Types<SDX_NUMERIC_TYPES>;
 
-// Max/Min propagate NaN like numpy.maximum/minimum.
+// Max/Min propagate NaN like numpy.maximum/minimum (the ONNX reference): the isnan tests come first,
+// as a plain `a < b ? b : a` would return a number for some NaN operands.
 struct MaxOp {
   template <typename C>
   C operator()(C a, C b) const {
@@ -180,7 +181,8 @@ class WhereKernel final : public backend::Kernel {
   }
 };
 
-// Clip: y = min(max(x, lo), hi) (so lo > hi gives hi everywhere, like numpy.clip).
+// Clip: y = min(max(x, lo), hi) (so lo > hi gives hi everywhere, like numpy.clip) with numpy's NaN
+// rules: a NaN x stays NaN, a NaN bound makes every output NaN.
 class ClipKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
@@ -283,6 +285,14 @@ class ClipKernel final : public backend::Kernel {
       if (lo_in) lo = widen(lo_in[0]);
       if (hi_in) hi = widen(hi_in[0]);
     }
+    if constexpr (std::is_floating_point_v<C>) {
+      if (lo != lo || hi != hi) {  // once per call
+        const T nan = narrow<T>(lo + hi);
+        for (int64_t i = 0; i < n; ++i) out[i] = nan;
+        return;
+      }
+    }
+    // `v < lo ? lo : v` is false for a NaN v, which passes (max(lo, v) on x86, never max(v, lo)).
     for (int64_t i = 0; i < n; ++i) {
       C v = widen(in[i]);
       v = v < lo ? lo : v;

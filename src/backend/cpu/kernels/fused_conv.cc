@@ -20,7 +20,7 @@
 // NCHW computation, so every layout gives the same bits.
 //
 // Float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h; 3x3 stride-1 ones on
-// its Winograd kernels): bias and (direct kernels) Relu / LeakyRelu as post-ops, other activations
+// its Winograd kernels): bias and (direct kernels) LeakyRelu as a post-op, other activations
 // with the same functors after each slice, weights packed once at capture. Conv takes the same path, so FusedConv still equals Conv + activation
 // (and Conv + Add(R) + activation: the residual is added by sdx on each slice, see onednn_conv.h).
 #include <cstdint>

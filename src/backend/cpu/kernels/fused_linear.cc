@@ -10,7 +10,8 @@
 //   call repacks a constant W once into contiguous column blocks (same bits, sequential reads).
 // - Larger M, float32 X and W with W a graph initializer: oneDNN's matmul primitive on W packed into
 //   its blocked layout (backend/cpu/onednn_matmul.h): once, at prepare(), for the bound call; on every
-//   call for run(). Bias and Relu/LeakyRelu are oneDNN post-ops, other activations sdx's epilogue.
+//   call for run(). Bias and LeakyRelu (alpha > 0) are oneDNN post-ops, other activations sdx's epilogue
+//   (Relu included: oneDNN's turns NaN into 0).
 //   Products too small to gain and builds without oneDNN take the gemm path below.
 // - Otherwise at larger M: blocks of rows, each a gemm followed by the epilogue over the block while it
 //   is in cache (rows split over the pool). float16/int8 weights are first widened into a float32 copy

@@ -16,7 +16,7 @@ struct KernelTable {
   // y[i] = f(x[i]) for i < n; y may equal x. Every element is computed by the same vector code
   // (tails through masked loads), so an element's bits do not depend on where a row starts.
   using UnaryFn = void (*)(const float* x, float* y, int64_t n);
-  UnaryFn exp, erf, tanh, sigmoid, gelu, gelu_tanh;
+  UnaryFn exp, erf, tanh, sigmoid, gelu, gelu_tanh, relu;
   void (*swish)(const float* x, float* y, int64_t n, float alpha);
 
   // y[i] = a[i] op b[i] (vv), a[i] op b[0] (vs), a[0] op b[i] (sv); exact IEEE operations.

@@ -58,6 +58,13 @@ template <class S>
 void gelu_tanh_row(const float* x, float* y, int64_t n) {
   map_row<S>(x, y, n, [](typename S::F v) { return vgelu_tanh<S>(v); });
 }
+// Relu: x <= 0 ? +0 : x, a select on an ordered compare (false for NaN), so NaN passes and -0 gives
+// +0, ReluOp's bits (activation.h); never max(x, 0), which returns its second operand, 0, for a NaN x.
+template <class S>
+void relu_row(const float* x, float* y, int64_t n) {
+  const typename S::F zero = S::set1(0.0f);
+  map_row<S>(x, y, n, [zero](typename S::F v) { return S::select(S::le(v, zero), zero, v); });
+}
 // x * sigmoid(alpha * x).
 template <class S>
 void swish_row(const float* x, float* y, int64_t n, float alpha) {
@@ -272,6 +279,7 @@ constexpr KernelTable make_table() {
   t.gelu = &gelu_row<S>;
   t.gelu_tanh = &gelu_tanh_row<S>;
   t.swish = &swish_row<S>;
+  t.relu = &relu_row<S>;
   t.binary_vv[0] = &binary_vv<S, 0>;
   t.binary_vv[1] = &binary_vv<S, 1>;
   t.binary_vv[2] = &binary_vv<S, 2>;

@@ -44,6 +44,7 @@ struct Avx2Isa {
     return {_mm256_or_ps(_mm256_andnot_ps(sign, mag.v), _mm256_and_ps(sign, sgn.v))};
   }
   static M lt(F a, F b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ)}; }
+  static M le(F a, F b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ)}; }
   static M ge(F a, F b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GE_OQ)}; }
   static M is_nan(F a) { return {_mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q)}; }
   static F select(M m, F a, F b) { return {_mm256_blendv_ps(b.v, a.v, m.v)}; }

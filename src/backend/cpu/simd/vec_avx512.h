@@ -41,6 +41,7 @@ struct Avx512Isa {
     return {as_f(_mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7fffffff), as_i(mag.v), as_i(sgn.v), 0xca))};
   }
   static M lt(F a, F b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ); }
+  static M le(F a, F b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ); }
   static M ge(F a, F b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_GE_OQ); }
   static M is_nan(F a) { return _mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q); }
   static F select(M m, F a, F b) { return {_mm512_mask_blend_ps(m, b.v, a.v)}; }

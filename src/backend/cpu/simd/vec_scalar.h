@@ -28,7 +28,8 @@ struct ScalarIsa {
   static F div(F a, F b) { return {a.v / b.v}; }
   static F fmadd(F a, F b, F c) { return {a.v * b.v + c.v}; }
   static F fnmadd(F a, F b, F c) { return {c.v - a.v * b.v}; }
-  // x86 semantics: the second operand when either is NaN.
+  // x86 semantics: the second operand when either is NaN (so max(x, 0) maps a NaN x to 0: code that
+  // must keep NaN selects on an ordered compare instead, as relu_row does).
   static F min(F a, F b) { return {a.v < b.v ? a.v : b.v}; }
   static F max(F a, F b) { return {a.v > b.v ? a.v : b.v}; }
   static uint32_t bits(float x) {
@@ -47,7 +48,9 @@ struct ScalarIsa {
   static F copysign(F mag, F sgn) {
     return {from_bits((bits(mag.v) & 0x7fffffffu) | (bits(sgn.v) & 0x80000000u))};
   }
+  // Ordered comparisons: false when either operand is NaN.
   static M lt(F a, F b) { return a.v < b.v; }
+  static M le(F a, F b) { return a.v <= b.v; }
   static M ge(F a, F b) { return a.v >= b.v; }
   static M is_nan(F a) { return a.v != a.v; }
   static F select(M m, F a, F b) { return m ? a : b; }

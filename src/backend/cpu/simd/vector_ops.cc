@@ -11,6 +11,7 @@ void sigmoid(const float* x, float* y, int64_t n) { active_table().sigmoid(x, y,
 void gelu(const float* x, float* y, int64_t n) { active_table().gelu(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { active_table().gelu_tanh(x, y, n); }
 void swish(const float* x, float* y, int64_t n, float alpha) { active_table().swish(x, y, n, alpha); }
+void relu(const float* x, float* y, int64_t n) { active_table().relu(x, y, n); }
 
 void binary_vv(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
   active_table().binary_vv[static_cast<int>(op)](a, b, y, n);

@@ -8,7 +8,11 @@
 // These are single-threaded building blocks over one contiguous range; kernels split larger
 // work over the session's pool with cpu::parallel_for (thread_pool.h). Each element of a map
 // (exp ... swish, binary_*) is computed by the same code wherever the range is cut, so a kernel
-// gives the same bits at every thread count; the row functions reduce in a fixed order.
+// gives the same bits at every thread count; the row functions reduce in a fixed order. NaN in gives
+// NaN out (tests/backend/cpu/simd/vector_ops_test.cc), but which NaN is not specified: where two NaNs
+// meet (Sigmoid's e and 1 / (1 + e), Swish's x * sigmoid(x)) the compiler may order a product's
+// operands differently in a loop's unrolled body and its tail, so a NaN's sign may depend on where
+// the range is cut; numbers never do.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,7 @@ void sigmoid(const float* x, float* y, int64_t n);
 void gelu(const float* x, float* y, int64_t n);       // 0.5 x (1 + erf(x / sqrt 2))
 void gelu_tanh(const float* x, float* y, int64_t n);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 void swish(const float* x, float* y, int64_t n, float alpha);  // x sigmoid(alpha x)
+void relu(const float* x, float* y, int64_t n);  // x <= 0 ? +0 : x (exact; NaN passes)
 
 // Exact IEEE arithmetic (the same bits as the scalar expression).
 enum class BinaryOp { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3 };

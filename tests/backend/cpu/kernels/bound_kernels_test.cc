@@ -107,9 +107,50 @@ TEST(BoundKernels, BinaryBroadcastShapes) {
   expect_bound_matches(node("Add", {fw({0, 3}), fw({3})}));                // empty output
 }
 
+// The bound integer Div / Mod fail on a zero divisor or MIN / -1 as run() does, on every call (the check
+// is per call, on the current values), and succeed again once the values are fine.
+TEST(BoundKernels, IntegerDivisionFaultsFailTheBoundCall) {
+  for (const char* op : {"Div", "Mod"}) {
+    SCOPED_TRACE(op);
+    const NodeSpec spec = node(op, {iw({3, 4}), i32({2, -3, 5, 7}, {4})});
+    KernelUnderTest k = make_kernel(spec);
+    ASSERT_NE(k.kernel, nullptr);
+    std::vector<Tensor> inputs = {deep_copy(spec.inputs[0]), deep_copy(spec.inputs[1])};
+    std::vector<Tensor> outputs = {fresh_tensor(DType::kInt32, Shape({3, 4}), 0)};
+    auto prepared = k.kernel->prepare(TestPrepareContext(*k.node, inputs, {false, false}, outputs));
+    ASSERT_TRUE(prepared.is_ok() && prepared.value());
+    const backend::BoundKernel& bound = *prepared.value();
+    const uint64_t heap_before = thread_heap_allocations();
+    EXPECT_TRUE(bound.run().is_ok());
+    EXPECT_EQ(thread_heap_allocations() - heap_before, 0u);
+    for (int p = 0; p < 4; ++p) {
+      inputs[1].data<int32_t>()[p] = 0;
+      const Status st = bound.run();
+      ASSERT_FALSE(st.is_ok()) << "zero at " << p;
+      EXPECT_NE(st.message().find(std::string(op) == "Div" ? "integer division by zero (int32)"
+                                                           : "integer modulo by zero (int32)"),
+                std::string::npos)
+          << st.to_string();
+      inputs[1].data<int32_t>()[p] = 3;
+    }
+    EXPECT_TRUE(bound.run().is_ok());
+    inputs[0].data<int32_t>()[5] = INT32_MIN;
+    inputs[1].data<int32_t>()[1] = -1;
+    const Status st = bound.run();
+    if (std::string(op) == "Div") {
+      ASSERT_FALSE(st.is_ok());
+      EXPECT_NE(st.message().find("integer division overflow"), std::string::npos) << st.to_string();
+    } else {
+      EXPECT_TRUE(st.is_ok()) << st.to_string();  // MIN mod -1 is 0
+      EXPECT_EQ(outputs[0].data<int32_t>()[5], 0);
+    }
+  }
+}
+
 TEST(BoundKernels, BinaryTypesAndAttributes) {
   expect_bound_matches(node("Sub", {iw({2, 3}), iw({3}, 4)}));
-  expect_bound_matches(node("Div", {iw({3, 4}), iw({4}, 2)}));  // integer division by zero gives 0
+  expect_bound_matches(node("Div", {iw({3, 4}), i32({2, -3, 5, 7}, {4})}));
+  expect_bound_matches(node("Div", {iw({3, 4}), i32({-3}, {})}));  // one divisor for every element
   expect_bound_matches(node("Mul", {f16w({2, 8}), f16w({8}, 1.f)}));
   expect_bound_matches(node("Add", {f64w({5}), f64w({}, 1.f)}));
   expect_bound_matches(node("Mod", {fw({2, 3}), f32({0.7f, -1.1f, 1.3f}, {3})}, {attr_i("fmod", 1)}));

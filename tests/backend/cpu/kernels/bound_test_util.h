@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -162,16 +163,33 @@ inline ::testing::AssertionResult same_bits(const Tensor& got, const Tensor& wan
   return ::testing::AssertionSuccess();
 }
 
+// same_bits for float32, except that two NaNs match whatever their sign and payload: which NaN an
+// operation returns when several meet (NaN + -NaN, a NaN times inf - inf's default NaN) depends on the
+// order of the operands, which may differ between a fused op and the unfused ops, or between a vector
+// kernel's main loop and its tail. NaN positions must still match exactly.
+inline ::testing::AssertionResult same_bits_nan_as_nan(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != DType::kFloat32 || want.dtype() != DType::kFloat32 || got.shape() != want.shape())
+    return same_bits(got, want);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const float g = got.data<float>()[i], w = want.data<float>()[i];
+    if (std::isnan(g) && std::isnan(w)) continue;
+    if (std::memcmp(&g, &w, sizeof(float)) != 0)
+      return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Equality for results of GEMMs of different shapes: float32 GEMMs run on a BLAS whose blocking (and so
 // the summation order) depends on M, so a fused [B*S, K] product may differ from B separate [S, K]
 // products in the last bits. float32 within rtol (relative to the larger magnitude, plus 1e-6
 // absolute); every other type bitwise (they use the reference GEMM).
-inline ::testing::AssertionResult same_up_to_gemm_order(const Tensor& got, const Tensor& want, double rtol = 1e-5) {
+inline ::testing::AssertionResult same_up_to_gemm_order(const Tensor& got, const Tensor& want, double rtol = 1e-5,
+                                                        double atol = 1e-6) {
   if (want.dtype() != DType::kFloat32 || got.dtype() != want.dtype() || got.shape() != want.shape())
     return same_bits(got, want);
   for (int64_t i = 0; i < want.numel(); ++i) {
     const double g = got.data<float>()[i], w = want.data<float>()[i];
-    if (!(std::fabs(g - w) <= 1e-6 + rtol * std::max(std::fabs(g), std::fabs(w))))
+    if (!(std::fabs(g - w) <= atol + rtol * std::max(std::fabs(g), std::fabs(w))))
       return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w;
   }
   return ::testing::AssertionSuccess();

@@ -2,6 +2,10 @@
 // semantics (C-style division, Python-style mod) and bad inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <string>
+
 #include "kernel_test_util.h"
 
 namespace sdx::test {
@@ -26,10 +30,83 @@ TEST(ElementwiseBinary, IntegerDivTruncatesAndModFollowsDivisorSign) {
   EXPECT_EQ(values<int32_t>(*f), (std::vector<int32_t>{1, -1}));
 }
 
-TEST(ElementwiseBinary, IntegerDivisionByZeroDoesNotTrap) {
-  auto d = run_single("Div", {i32({5}, {1}), i32({0}, {1})});
+// Integer x / 0, MIN / -1 and x mod 0 fail the run with an error naming the node and the problem
+// (never a trap, never a made-up value); MIN mod -1 is 0. Every integer type, a divisor broadcast from
+// one element, and the faulting element anywhere in the row (each vector lane and the tail).
+TEST(ElementwiseBinary, IntegerDivisionFaultsAreErrors) {
+  auto d = run_single("Div", {i32({5, 6, 7}, {3}), i32({1, 0, 2}, {3})});
+  ASSERT_FALSE(d.is_ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("node 'Div0' (Div)"), std::string::npos) << d.status().to_string();
+  EXPECT_NE(d.status().message().find("integer division by zero (int32)"), std::string::npos) << d.status().to_string();
+
+  auto o = run_single("Div", {i32({INT32_MIN, 4}, {2}), i32({-1, -1}, {2})});
+  ASSERT_FALSE(o.is_ok());
+  EXPECT_NE(o.status().message().find("integer division overflow: MIN / -1 does not fit in int32"), std::string::npos)
+      << o.status().to_string();
+  auto o64 = run_single("Div", {i64({INT64_MIN}, {1}), i64({-1}, {})});
+  ASSERT_FALSE(o64.is_ok());
+  EXPECT_NE(o64.status().message().find("int64"), std::string::npos) << o64.status().to_string();
+
+  auto m = run_single("Mod", {i32({5, 6}, {2}), i32({0}, {})});
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("node 'Mod0' (Mod): integer modulo by zero (int32)"), std::string::npos)
+      << m.status().to_string();
+  auto mf = run_single("Mod", {i32({5}, {1}), i32({0}, {1})}, {attr_i("fmod", 1)});
+  ASSERT_FALSE(mf.is_ok());
+
+  // MIN mod -1 is 0 (the remainder fits); MIN / 1 and -MIN-ish quotients that fit are fine.
+  auto ok = run_single("Mod", {i32({INT32_MIN, 7}, {2}), i32({-1, -1}, {2})});
+  ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+  EXPECT_EQ(values<int32_t>(*ok), (std::vector<int32_t>{0, 0}));
+  auto fits = run_single("Div", {i32({INT32_MIN, INT32_MIN + 1}, {2}), i32({1, -1}, {2})});
+  ASSERT_TRUE(fits.is_ok()) << fits.status().to_string();
+  EXPECT_EQ(values<int32_t>(*fits), (std::vector<int32_t>{INT32_MIN, INT32_MAX}));
+
+  // Other integer types, the zero at every position of a 37-element row.
+  for (DType dt : {DType::kInt8, DType::kInt16, DType::kInt64, DType::kUint8, DType::kUint16, DType::kUint32,
+                   DType::kUint64}) {
+    for (int64_t p : {0, 1, 7, 15, 16, 31, 36}) {
+      std::vector<int64_t> a(37, 9), b(37, 3);
+      b[static_cast<size_t>(p)] = 0;
+      auto tensor = [&](const std::vector<int64_t>& v) {
+        Tensor t = Tensor::allocate(dt, Shape({37})).value();
+        for (int64_t i = 0; i < 37; ++i) {
+          const int64_t e = v[static_cast<size_t>(i)];
+          switch (dt) {
+            case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(e); break;
+            case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(e); break;
+            case DType::kInt64: t.data<int64_t>()[i] = e; break;
+            case DType::kUint8: t.data<uint8_t>()[i] = static_cast<uint8_t>(e); break;
+            case DType::kUint16: t.data<uint16_t>()[i] = static_cast<uint16_t>(e); break;
+            case DType::kUint32: t.data<uint32_t>()[i] = static_cast<uint32_t>(e); break;
+            default: t.data<uint64_t>()[i] = static_cast<uint64_t>(e); break;
+          }
+        }
+        return t;
+      };
+      for (const char* op : {"Div", "Mod"}) {
+        auto r = run_single(op, {tensor(a), tensor(b)});
+        ASSERT_FALSE(r.is_ok()) << op << " " << dtype_name(dt) << " zero at " << p;
+        EXPECT_NE(r.status().message().find(std::string("by zero (") + dtype_name(dt) + ")"), std::string::npos)
+            << r.status().to_string();
+      }
+    }
+  }
+  auto i8 = run_single("Div", {make(DType::kInt8, std::vector<int8_t>{-128}, {1}),
+                               make(DType::kInt8, std::vector<int8_t>{-1}, {1})});
+  ASSERT_FALSE(i8.is_ok());
+  EXPECT_NE(i8.status().message().find("does not fit in int8"), std::string::npos) << i8.status().to_string();
+}
+
+// Float division by zero is IEEE (no error): +-inf, NaN for 0 / 0.
+TEST(ElementwiseBinary, FloatDivisionByZeroIsIeee) {
+  auto d = run_single("Div", {f32({1, -1, 0}, {3}), f32({0, 0, 0}, {3})});
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
-  EXPECT_EQ(values<int32_t>(*d)[0], 0);
+  const std::vector<float> v = values<float>(*d);
+  EXPECT_EQ(v[0], INFINITY);
+  EXPECT_EQ(v[1], -INFINITY);
+  EXPECT_TRUE(std::isnan(v[2]));
 }
 
 TEST(ElementwiseBinary, PowMixedTypes) {
@@ -45,6 +122,18 @@ TEST(ElementwiseBinary, PReluSlopePerChannel) {
   auto y = run_single("PRelu", {f32({-2, 3, -4, 5}, {2, 2}), f32({0.5f, 0.25f}, {2})});
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ(values<float>(*y), (std::vector<float>{-1, 3, -2, 5}));
+}
+
+// PRelu as the ONNX reference computes it (np.where(x > 0, x, x * slope)): NaN from x or the slope.
+TEST(ElementwiseBinary, PReluPropagatesNaN) {
+  auto y = run_single("PRelu", {f32({NAN, -1, 0, 2, -INFINITY}, {5}), f32({0.5f, NAN, INFINITY, NAN, 0.f}, {5})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  const std::vector<float> v = values<float>(*y);
+  EXPECT_TRUE(std::isnan(v[0]));  // NaN x
+  EXPECT_TRUE(std::isnan(v[1]));  // -1 * NaN
+  EXPECT_TRUE(std::isnan(v[2]));  // 0 * inf
+  EXPECT_EQ(v[3], 2.f);           // x > 0 keeps x whatever the slope
+  EXPECT_TRUE(std::isnan(v[4]));  // -inf * 0
 }
 
 TEST(ElementwiseBinary, LegacyBroadcastAlongAxis) {
