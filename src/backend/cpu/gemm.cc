@@ -11,9 +11,12 @@
 #endif
 
 #include "backend/cpu/gemv/small_m_gemm.h"
+#include "backend/cpu/simd/isa.h"
 #include "backend/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -179,9 +182,29 @@ void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
               static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
 }
 
+// OpenBLAS picks its kernels by CPU model when it loads. On a model it does not know (a hypervisor's
+// generic "Intel(R) Xeon(R) Processor" with AVX-512 was seen) Debian's 0.3.21 falls back to its
+// Prescott (SSE3) kernels: several times slower than sdx's own vector GEMM, and rounding small and
+// large calls in different orders. When OpenBLAS runs such a pre-AVX2 core on a CPU where sdx's kernels
+// use AVX2 or AVX-512, float GEMM stays on sdx's own kernel (read once per process; OPENBLAS_CORETYPE,
+// read by OpenBLAS itself, names a core explicitly).
+bool blas_core_matches_cpu() {
+  static const bool matches = [] {
+    if (simd::detected_isa() == simd::Isa::kScalar) return true;
+    std::string core = openblas_get_corename();
+    std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const char* weak : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "sandybridge", "katmai",
+                             "coppermine", "northwood", "banias", "opteron", "barcelona", "bobcat", "bulldozer",
+                             "piledriver", "steamroller", "excavator", "athlon", "unknown"})
+      if (core == weak) return false;
+    return true;
+  }();
+  return matches;
+}
+
 bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                 const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f || !blas_core_matches_cpu()) return false;
   (void)kBlasSingleThreaded;
   // At least ~256 K multiply-adds per chunk, or the split costs more than it saves.
   constexpr int64_t kMinWork = int64_t{1} << 18;
