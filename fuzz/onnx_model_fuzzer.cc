@@ -3,7 +3,7 @@
 // also run once on zero-filled inputs of its declared shapes (bounded in size),
 // so kernels meet hostile attributes and shapes too.
 //
-//   scripts/fuzz.sh onnx_model 120     (builds with clang + ASan/UBSan, seeds from the conformance suite)
+//   scripts/fuzz.sh onnx_model 120     (builds with clang + ASan/UBSan, seeded from fuzz/corpus/onnx_model)
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes as TensorProto / SequenceProto / OptionalProto
-// (the ONNX test-data formats and every initializer form). Must never crash.
+// (the ONNX test-data formats and every initializer form). Must never crash. Links only the small
+// sdx_fuzz_frontend library (CMakeLists.txt); scripts/fuzz.sh tensor_proto 60.
 #include <cstddef>
 #include <cstdint>
 #include <string>

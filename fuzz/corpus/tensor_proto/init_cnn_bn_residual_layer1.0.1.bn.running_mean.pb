@@ -1,0 +1,1 @@
+Blayer1.0.1.bn.running_meanJ—c;ïq˜½Ç¾¾Í¦>

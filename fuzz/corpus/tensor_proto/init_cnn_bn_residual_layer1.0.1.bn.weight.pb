@@ -1,0 +1,1 @@
+Blayer1.0.1.bn.weightJÂº[?â—j?;F£?ÚSç?

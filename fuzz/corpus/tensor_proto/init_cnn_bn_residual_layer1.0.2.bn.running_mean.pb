@@ -1,0 +1,1 @@
+Blayer1.0.2.bn.running_meanJS”¾î>	®Ð»u.^½

@@ -1,0 +1,1 @@
+Blayer1.0.2.bn.running_varJb›?Ô¬?Â–?k^?

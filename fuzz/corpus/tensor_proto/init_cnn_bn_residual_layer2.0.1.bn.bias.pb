@@ -1,0 +1,1 @@
+Blayer2.0.1.bn.biasJ m0¾L¹ù=·‚P=+YD¾éut½KN‰½_½/)¾

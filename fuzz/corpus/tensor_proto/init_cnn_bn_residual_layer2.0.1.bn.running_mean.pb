@@ -1,0 +1,1 @@
+Blayer2.0.1.bn.running_meanJ Šš=T%"½ùÀ?=XÂW=yØ>Ê×9¾i2>;í>

@@ -1,0 +1,1 @@
+Blayer2.0.downsample.bn.biasJ ]M¸½¢n¼~yÙ=ØÂR>`?Þ½þ<ü[è»©ôW=

@@ -1,0 +1,1 @@
+B#layer2.0.downsample.bn.running_meanJ én=ùr=Ë∆Ω∏®!=ûø∂=ÓHRΩhêJ>›p¿º

@@ -1,0 +1,1 @@
+B"layer2.0.downsample.bn.running_varJ šØ–?I?dh$?{‹1?„ã?ƒ˜?&®¾?)s?

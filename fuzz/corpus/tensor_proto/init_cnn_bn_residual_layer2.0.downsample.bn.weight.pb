@@ -1,0 +1,1 @@
+Blayer2.0.downsample.bn.weightJ `T†?x—’?óŽˆ?{‡?8—‰?9¿d?!?¥a?

@@ -1,0 +1,1 @@
+Bstem.bn.biasJø»v’¥<š*Ž=jP›½

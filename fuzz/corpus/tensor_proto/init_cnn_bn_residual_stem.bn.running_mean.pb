@@ -1,0 +1,1 @@
+Bstem.bn.running_meanJ1В>:іФ=дЋђ=lРо=

@@ -1,0 +1,1 @@
+Bstem.bn.running_varJì§»?7÷‡?óDB?vŞ=?

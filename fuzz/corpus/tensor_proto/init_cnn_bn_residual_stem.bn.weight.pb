@@ -1,0 +1,1 @@
+Bstem.bn.weightJzeF?ò„?)q?f?

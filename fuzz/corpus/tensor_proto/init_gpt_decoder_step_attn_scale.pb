@@ -1,0 +1,2 @@
+B
+attn_scaleJó5@

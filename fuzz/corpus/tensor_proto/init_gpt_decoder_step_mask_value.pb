@@ -1,0 +1,2 @@
+B
+mask_valueJÿÿÿ

@@ -1,0 +1,1 @@
+B	head.biasJjþ®<ÖšÙ;tmƒ¼

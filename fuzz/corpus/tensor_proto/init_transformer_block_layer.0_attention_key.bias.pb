@@ -1,0 +1,1 @@
+Blayer.0/attention/key.biasJ@Õ§‹¼?G÷»T$5;O÷<ò}Y»jÌ<á<vÕ.<Ô¯<‹$¼N¨|<	û—º°<Wl¤¼r¼vÞÏ<

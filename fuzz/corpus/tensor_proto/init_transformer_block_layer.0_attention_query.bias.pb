@@ -1,0 +1,1 @@
+Blayer.0/attention/query.biasJ@ÍQ¼ìõo<ŸÇ¿¼ şê¼¯ªQ<1w<˜¼VI8<Î¿»ptÅ;‚˜Î¼ vˆ<W$Å<”ÁP<óô6<,ƒš½
