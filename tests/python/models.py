@@ -370,3 +370,25 @@ def cnn_bn(stages: tuple = (16, 32, 64), blocks_per_stage: int = 1, image: int =
     nodes.append(helper.make_node("Gemm", [pooled, fc_w, fc_b], ["logits"], name="fc", transB=1))
     return _finish(nodes, inits, "cnn_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, image, image])],
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes])], opset, ir_version)
+
+
+def elementwise_chain(ops: int = 24, width: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """A chain of fusible elementwise ops (one JIT segment); `seed` changes its constants, hence its kernel."""
+    cycle = ("Add", "Mul", "Sub", "Relu", "Neg", "Abs", "Max", "Min", "Floor")
+    rng = np.random.default_rng(seed)
+    nodes, inits, prev = [], [], "x"
+    for i in range(ops):
+        op = cycle[i % len(cycle)]
+        out = "y" if i == ops - 1 else f"t{i}"
+        ins = [prev]
+        if op in ("Add", "Mul", "Sub", "Max", "Min"):
+            c = numpy_helper.from_array(rng.uniform(0.5, 1.0, width).astype(np.float32), f"c{i}")
+            inits.append(c)
+            ins.append(c.name)
+        nodes.append(helper.make_node(op, ins, [out], name=f"n{i}"))
+        prev = out
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m

@@ -10,30 +10,12 @@ import textwrap
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import sdx
+from models import elementwise_chain
 
 
-def _chain(ops=24, width=16):
-    cycle = ("Add", "Mul", "Sub", "Relu", "Neg", "Abs", "Max", "Min", "Floor")
-    rng = np.random.default_rng(0)
-    nodes, inits, prev = [], [], "x"
-    for i in range(ops):
-        op = cycle[i % len(cycle)]
-        out = "y" if i == ops - 1 else f"t{i}"
-        ins = [prev]
-        if op in ("Add", "Mul", "Sub", "Max", "Min"):
-            c = numpy_helper.from_array(rng.uniform(0.5, 1.0, width).astype(np.float32), f"c{i}")
-            inits.append(c)
-            ins.append(c.name)
-        nodes.append(helper.make_node(op, ins, [out], name=f"n{i}"))
-        prev = out
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])], initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+_chain = elementwise_chain
 
 
 def _options(cache, compiler="", enabled=True):

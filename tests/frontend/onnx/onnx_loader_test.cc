@@ -60,8 +60,9 @@ void write_file(const std::string& p, const std::string& bytes) {
   f << bytes;
 }
 
-// A model whose initializer 'w' (4 floats) lives in external data at `location`.
-std::string external_model(const std::string& location, int64_t length = 16) {
+// A model whose initializer 'w' (4 floats) lives in external data at `location`, with one more
+// external_data entry `key` = `value`.
+std::string external_model_with(const std::string& location, const std::string& key, const std::string& value) {
   auto m = relu_model();
   auto* w = m.mutable_graph()->add_initializer();
   w->set_name("w");
@@ -71,10 +72,14 @@ std::string external_model(const std::string& location, int64_t length = 16) {
   auto* kv = w->add_external_data();
   kv->set_key("location");
   kv->set_value(location);
-  auto* len = w->add_external_data();
-  len->set_key("length");
-  len->set_value(std::to_string(length));
+  kv = w->add_external_data();
+  kv->set_key(key);
+  kv->set_value(value);
   return m.SerializeAsString();
+}
+
+std::string external_model(const std::string& location, int64_t length = 16) {
+  return external_model_with(location, "length", std::to_string(length));
 }
 
 TEST(OnnxLoader, LoadsMinimalModel) {
@@ -251,19 +256,7 @@ TEST(ExternalData, OffsetAndLengthAreParsedStrictly) {
   write_file(d.path() + "/w.bin", std::string(32, '\x01'));
   for (const std::string key : {"offset", "length"}) {
     for (const std::string value : {"0x4", "-1", "4junk", "", " 4", "+4", "99999999999999999999999"}) {
-      auto m = relu_model();
-      auto* w = m.mutable_graph()->add_initializer();
-      w->set_name("w");
-      w->set_data_type(1);
-      w->add_dims(4);
-      w->set_data_location(sdx_onnx::TensorProto::EXTERNAL);
-      auto* kv = w->add_external_data();
-      kv->set_key("location");
-      kv->set_value("w.bin");
-      kv = w->add_external_data();
-      kv->set_key(key);
-      kv->set_value(value);
-      write_file(d.path() + "/model.onnx", m.SerializeAsString());
+      write_file(d.path() + "/model.onnx", external_model_with("w.bin", key, value));
       auto r = load_model_file(d.path() + "/model.onnx");
       ASSERT_FALSE(r.is_ok()) << key << "=" << value;
       EXPECT_NE(r.status().message().find("'" + key + "'"), std::string::npos) << r.status().message();
