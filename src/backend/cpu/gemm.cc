@@ -10,6 +10,7 @@
 #include <cblas.h>
 #endif
 
+#include "backend/cpu/gemv/dot_rows.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/thread_pool.h"
@@ -242,11 +243,29 @@ bool small_m_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, 
   small_m_gemm(M, N, K, A, lda, w, alpha, beta, C, ldc, [](int64_t, int64_t) {});
   return true;
 }
+
+// Fewer than 8 columns whose op(B) columns are contiguous (B transposed, or a single column): each element
+// of C is one dot product (gemv/dot_rows.h), e.g. a classifier head [M, K] x [K, 1]. The blocked kernel
+// would pack B and run its scalar column tail; a BLAS call costs more to set up than the product.
+bool narrow_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (trans_a || N <= 0 || N >= 8 || M <= 0 || K <= 0 || alpha == 0.f || !(trans_b || N == 1)) return false;
+  // op(B) column n: B + n * ldb (rows of a transposed B) or B itself (one column, unit stride when ldb == 1).
+  if (!trans_b && ldb != 1) return false;
+  float dots[8];
+  for (int64_t m = 0; m < M; ++m) {
+    float* c = C + m * ldc;
+    dot_rows(A + m * lda, B, trans_b ? ldb : K, N, K, alpha, dots);
+    for (int64_t n = 0; n < N; ++n) c[n] = beta == 0.f ? dots[n] : beta * c[n] + dots[n];
+  }
+  return true;
+}
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+  if (narrow_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if SDX_WITH_OPENBLAS
   if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #endif
@@ -261,6 +280,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace) {
   if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+  if (narrow_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if SDX_WITH_OPENBLAS
   if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #endif

@@ -9,7 +9,9 @@
 // garbage or NaN). Any of M, N, K may be zero (K == 0 gives C = beta * C).
 //
 // Float32 with M <= kSmallMMaxRows (8), no transposes and N >= 8 takes the small-M kernel
-// (gemv/small_m_gemm.h: one FMA chain per element, columns split over the session's pool).
+// (gemv/small_m_gemm.h: one FMA chain per element, columns split over the session's pool). Float32
+// with N < 8 and contiguous op(B) columns (trans_b, or N == 1 with ldb == 1) computes each element as
+// one dot product (gemv/dot_rows.h), at any M.
 //
 // The routine is cache-blocked (panels of op(B) are packed so the inner loop is
 // a contiguous, vectorizable axpy) and single-threaded; it is reentrant and

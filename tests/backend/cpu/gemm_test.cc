@@ -42,6 +42,35 @@ TEST(Gemm, MatchesNaiveAcrossShapesAndTransposes) {
   }
 }
 
+// Fewer than 8 columns (a classifier head) take the dot-product path: B transposed or a single column give
+// the same bits as each other and as the workspace overload, close to the naive product; beta = 0 never reads C.
+TEST(Gemm, NarrowProductsAreDotProducts) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t shapes[][3] = {{1, 1, 256}, {3, 1, 37}, {1, 5, 300}, {16, 7, 9}, {2, 3, 1}};
+  for (const auto& s : shapes) {
+    const int64_t M = s[0], N = s[1], K = s[2];
+    std::vector<float> a(static_cast<size_t>(M * K)), bt(static_cast<size_t>(N * K));
+    for (float& v : a) v = dist(rng);
+    for (float& v : bt) v = dist(rng);
+    std::vector<double> ad(a.begin(), a.end()), bd(bt.begin(), bt.end()), cd(static_cast<size_t>(M * N), 0.0);
+    reference(false, true, M, N, K, 1.0, ad, bd, 0.0, cd);
+    std::vector<float> c(static_cast<size_t>(M * N), NAN), cw(c.size(), NAN);
+    std::vector<float> ws(static_cast<size_t>(gemm_workspace_size(N, K)));
+    gemm(false, true, M, N, K, 1.f, a.data(), K, bt.data(), K, 0.f, c.data(), N);
+    gemm(false, true, M, N, K, 1.f, a.data(), K, bt.data(), K, 0.f, cw.data(), N, ws.data());
+    for (size_t i = 0; i < c.size(); ++i) {
+      ASSERT_NEAR(c[i], cd[i], 1e-4) << "M=" << M << " N=" << N << " K=" << K;
+      ASSERT_EQ(c[i], cw[i]);
+    }
+    if (N == 1) {  // the same column untransposed ([K, 1], ldb 1): the same bits
+      std::vector<float> c1(static_cast<size_t>(M), NAN);
+      gemm(false, false, M, 1, K, 1.f, a.data(), K, bt.data(), 1, 0.f, c1.data(), 1);
+      for (int64_t m = 0; m < M; ++m) ASSERT_EQ(c1[static_cast<size_t>(m)], c[static_cast<size_t>(m)]);
+    }
+  }
+}
+
 TEST(Gemm, BetaZeroIgnoresGarbageInC) {
   const double a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
   double c[] = {NAN, NAN, NAN, NAN};
