@@ -139,11 +139,28 @@ typedef enum sdx_dtype_t {
   SDX_DTYPE_INT2 = 26
 } sdx_dtype_t;
 
-/* The DSP document's GraphExecutionMode, as far as sdx implements it (ids kept). */
+/* The DSP document's GraphExecutionMode (names and ids kept; src/runtime/execution_modes.inc is the table).
+ * A mode whose backend this build or machine lacks falls back down its chain to CPU_REPLAY or
+ * SLOT_BY_SLOT, and the report says so (requested_mode, mode_fallback_reason). */
 typedef enum sdx_execution_mode_t {
   SDX_MODE_AUTO = 0,         /* the best mode available: CPU_REPLAY on the CPU */
   SDX_MODE_SLOT_BY_SLOT = 1, /* every run allocates each intermediate afresh; the plan stays at WARMUP */
-  SDX_MODE_CPU_REPLAY = 16   /* warm up, freeze shapes, capture the bound kernel calls, then replay them */
+  SDX_MODE_CUDA_GRAPHS = 2,  /* CUDA graph capture and replay */
+  SDX_MODE_TRITON = 3,
+  SDX_MODE_NVRTC = 4,
+  SDX_MODE_PTX = 5,
+  SDX_MODE_ROCM = 6,
+  SDX_MODE_MLX = 7,
+  SDX_MODE_VULKAN = 8,
+  SDX_MODE_LEVEL_ZERO = 9,
+  SDX_MODE_METAL = 10,
+  SDX_MODE_ONNX_RUNTIME = 11,
+  SDX_MODE_OPENVINO = 12,
+  SDX_MODE_ACL = 13,
+  SDX_MODE_NNAPI = 14,
+  SDX_MODE_ARM_HYBRID = 15,
+  SDX_MODE_CPU_REPLAY = 16, /* warm up, freeze shapes, capture the bound kernel calls, then replay them */
+  SDX_MODE_MLIR_CPU = SDX_MODE_CPU_REPLAY /* the DSP document's name for id 16 */
 } sdx_execution_mode_t;
 
 typedef enum sdx_plan_phase_t {
@@ -221,6 +238,10 @@ typedef struct sdx_execution_report_t {
   int32_t slot_by_slot_steps; /* other steps run eagerly (they read a gap's output) */
   /* Why this call did not replay, or NULL when it did: a static string owned by libsdx. */
   const char* fallback_reason;
+  /* The mode the runtime was created with (sdx_create_info_t.execution_mode or SDX_EXECUTION_MODE), and
+   * why the bundle runs another mode, or NULL (owned by the bundle, valid until it is unloaded). */
+  int32_t requested_mode;
+  const char* mode_fallback_reason;
 } sdx_execution_report_t;
 #define SDX_EXECUTION_REPORT_MIN_SIZE sizeof(size_t)
 

@@ -82,7 +82,9 @@ class SessionOptions:
         self.graph_optimization_level = None  # accepted for compatibility
         # "AUTO" (= "CPU_REPLAY" on the CPU): warm up, freeze memory per input-shape signature,
         # capture the plan as bound kernel calls, then replay it; "SLOT_BY_SLOT": allocate every
-        # intermediate afresh on each run (the reference path).
+        # intermediate afresh on each run (the reference path). Every mode of the DSP design is accepted
+        # ("CUDA_GRAPHS", "TRITON", ...); one whose backend this build lacks falls back to CPU_REPLAY with a
+        # warning, and the report's mode_requested / mode_fallback_reason say so. A misspelt mode is an error.
         self.execution_mode = "AUTO"
         self.warmup_runs = 1  # runs per input-shape signature that record shapes before memory is frozen
         self.plan_cache_max_count = 32  # plans (per caller, output set and input shapes) kept with memory
@@ -258,7 +260,8 @@ class InferenceSession:
     def run_with_report(self, output_names: Iterable[str] | None, input_feed: dict[str, Any]) -> tuple[list, dict]:
         """run(), plus the execution report of the call: slot_count, execution_mode actually used
         (SLOT_BY_SLOT or CPU_REPLAY), phase, replay_count, call_count, avg_latency_us,
-        peak_memory_bytes, captured/gap/slot_by_slot step counts and fallback_reason."""
+        peak_memory_bytes, captured/gap/slot_by_slot step counts and fallback_reason; mode_requested and
+        mode_fallback_reason (why the session runs another mode than the one asked for, or None)."""
         return self._run(output_names, input_feed, True)
 
     def optimization_report(self) -> dict:

@@ -161,6 +161,8 @@ nb::dict report_to_py(const runtime::ExecutionReport& r) {
   nb::dict d;
   d["slot_count"] = r.slot_count;
   d["execution_mode"] = runtime::execution_mode_name(r.mode_used);
+  d["mode_requested"] = runtime::execution_mode_name(r.mode_requested);
+  d["mode_fallback_reason"] = r.mode_fallback_reason ? nb::object(nb::str(r.mode_fallback_reason)) : nb::none();
   d["phase"] = runtime::plan_phase_name(r.phase);
   d["replay_count"] = r.replay_count;
   d["call_count"] = r.call_count;
@@ -201,7 +203,8 @@ class PySession {
     if (options.contains("execution_mode")) {
       std::string mode = nb::cast<std::string>(options["execution_mode"]);
       if (!runtime::parse_execution_mode(mode, &opts.execution_mode))
-        raise(invalid_argument("execution_mode must be AUTO, SLOT_BY_SLOT or CPU_REPLAY, got '" + mode + "'"));
+        raise(invalid_argument("execution_mode '" + mode + "' is not an execution mode; the modes are " +
+                               runtime::execution_mode_names()));
     }
     if (options.contains("plan_cache_max_count"))
       opts.plan_cache_max_count = std::max(1, nb::cast<int>(options["plan_cache_max_count"]));

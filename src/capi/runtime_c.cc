@@ -57,6 +57,20 @@ SDX_SAME_CODE(SDX_STATUS_INTERNAL, StatusCode::kInternal);
 SDX_SAME_CODE(SDX_STATUS_INVALID_GRAPH, StatusCode::kInvalidGraph);
 SDX_SAME_CODE(SDX_MODE_AUTO, ExecutionMode::kAuto);
 SDX_SAME_CODE(SDX_MODE_SLOT_BY_SLOT, ExecutionMode::kSlotBySlot);
+SDX_SAME_CODE(SDX_MODE_CUDA_GRAPHS, ExecutionMode::kCudaGraphs);
+SDX_SAME_CODE(SDX_MODE_TRITON, ExecutionMode::kTriton);
+SDX_SAME_CODE(SDX_MODE_NVRTC, ExecutionMode::kNvrtc);
+SDX_SAME_CODE(SDX_MODE_PTX, ExecutionMode::kPtx);
+SDX_SAME_CODE(SDX_MODE_ROCM, ExecutionMode::kRocm);
+SDX_SAME_CODE(SDX_MODE_MLX, ExecutionMode::kMlx);
+SDX_SAME_CODE(SDX_MODE_VULKAN, ExecutionMode::kVulkan);
+SDX_SAME_CODE(SDX_MODE_LEVEL_ZERO, ExecutionMode::kLevelZero);
+SDX_SAME_CODE(SDX_MODE_METAL, ExecutionMode::kMetal);
+SDX_SAME_CODE(SDX_MODE_ONNX_RUNTIME, ExecutionMode::kOnnxRuntime);
+SDX_SAME_CODE(SDX_MODE_OPENVINO, ExecutionMode::kOpenVino);
+SDX_SAME_CODE(SDX_MODE_ACL, ExecutionMode::kAcl);
+SDX_SAME_CODE(SDX_MODE_NNAPI, ExecutionMode::kNnapi);
+SDX_SAME_CODE(SDX_MODE_ARM_HYBRID, ExecutionMode::kArmHybrid);
 SDX_SAME_CODE(SDX_MODE_CPU_REPLAY, ExecutionMode::kCpuReplay);
 SDX_SAME_CODE(SDX_PHASE_WARMUP, PlanPhase::kWarmup);
 SDX_SAME_CODE(SDX_PHASE_SHAPES_FROZEN, PlanPhase::kShapesFrozen);
@@ -104,7 +118,10 @@ static_assert(offsetof(sdx_execution_report_t, slot_count) == 8 &&
               offsetof(sdx_execution_report_t, avg_latency_us) == 24 &&
               offsetof(sdx_execution_report_t, peak_memory_bytes) == 32);  // the DSP document's fields
 static_assert(offsetof(sdx_execution_report_t, phase) == 40 && offsetof(sdx_execution_report_t, call_count) == 48 &&
-              offsetof(sdx_execution_report_t, fallback_reason) == 64 && sizeof(sdx_execution_report_t) == 72);
+              offsetof(sdx_execution_report_t, fallback_reason) == 64);
+static_assert(offsetof(sdx_execution_report_t, requested_mode) == 72 &&
+              offsetof(sdx_execution_report_t, mode_fallback_reason) == 80 &&
+              sizeof(sdx_execution_report_t) == 88);  // appended after the 72-byte layout of ABI version 1
 #endif
 
 // ---- Sized-struct access: a field is read or written only when it lies entirely within struct_size. ----
@@ -315,11 +332,10 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
     if (info) {
       if (sdx_status_t s = check_struct_size(kFn, "info", info->struct_size, SDX_CREATE_INFO_MIN_SIZE)) return s;
       const int32_t mode = SDX_IN(info, execution_mode);
-      if (mode != SDX_MODE_AUTO && mode != SDX_MODE_SLOT_BY_SLOT && mode != SDX_MODE_CPU_REPLAY)
+      if (!sdx::runtime::execution_mode_from_id(mode, &o.execution_mode))
         return fail(SDX_STATUS_INVALID_ARGUMENT, kFn,
-                    "unknown execution_mode " + std::to_string(mode) +
-                        " (SDX_MODE_AUTO = 0, SDX_MODE_SLOT_BY_SLOT = 1, SDX_MODE_CPU_REPLAY = 16)");
-      o.execution_mode = static_cast<ExecutionMode>(mode);
+                    "unknown execution_mode " + std::to_string(mode) + " (an sdx_execution_mode_t: 0 to 16, " +
+                        sdx::runtime::execution_mode_names() + ")");
       const int32_t warmup = SDX_IN(info, num_warmup_iterations);
       const int32_t cache_count = SDX_IN(info, plan_cache_max_count);
       const int32_t threads = SDX_IN(info, intra_op_num_threads);
@@ -524,6 +540,8 @@ sdx_status_t sdxRun(sdx_context_t* ctx, const sdx_run_info_t* run_info, sdx_exec
       SDX_OUT(report, gap_steps, rep.gap_steps);
       SDX_OUT(report, slot_by_slot_steps, rep.slot_by_slot_steps);
       SDX_OUT(report, fallback_reason, rep.fallback_reason);
+      SDX_OUT(report, requested_mode, static_cast<int32_t>(rep.mode_requested));
+      SDX_OUT(report, mode_fallback_reason, rep.mode_fallback_reason);
     }
     return SDX_STATUS_OK;
   });

@@ -22,6 +22,11 @@ struct ExecutionReport {
   // The mode this call actually used: SLOT_BY_SLOT (warmup, shapes frozen, fallbacks) or
   // CPU_REPLAY (the captured plan was replayed).
   ExecutionMode mode_used = ExecutionMode::kSlotBySlot;
+  // The mode the session was asked for (SessionOptions::execution_mode, SDX_EXECUTION_MODE), and why the
+  // session runs another one instead (that mode's backend or device is missing: see execution_mode.h),
+  // or null. The string lives as long as the session.
+  ExecutionMode mode_requested = ExecutionMode::kAuto;
+  const char* mode_fallback_reason = nullptr;
   PlanPhase phase = PlanPhase::kWarmup;  // the plan's phase after this call
   int64_t replay_count = 0;              // replays of this plan so far, this call included
   int64_t call_count = 0;                // calls of this plan so far, this call included

@@ -56,11 +56,11 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
   }
   info.jit = !session.options().jit.enabled ? "off (SDX_JIT_ENABLED=0)"
-             : session.options().execution_mode == ExecutionMode::kSlotBySlot ? "off (execution mode SLOT_BY_SLOT)"
+             : session.execution_mode().used == ExecutionMode::kSlotBySlot ? "off (execution mode SLOT_BY_SLOT)"
                                                                             : "on";
   std::vector<RecordedSlot> shapes;
   if (args.size() == session.inputs().size() && feeds.size() == args.size() &&
-      session.options().execution_mode != ExecutionMode::kSlotBySlot) {
+      session.execution_mode().used != ExecutionMode::kSlotBySlot) {
     std::unique_ptr<Context> ctx = session.create_context();
     ExecutionReport rep;
     // Warmup runs, then the capture run, then one replay.

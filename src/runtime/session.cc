@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -75,7 +76,7 @@ Result<std::unique_ptr<Session>> Session::load_bytes(const std::string& bytes, S
 Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions options) {
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
-  s->options_ = SessionOptions::from_env(options);
+  SDX_ASSIGN_OR_RETURN(s->options_, SessionOptions::from_env(options), "session options");
   SDX_RETURN_IF_ERROR(s->init(), "");
   return s;
 }
@@ -86,6 +87,12 @@ bool Session::wait_for_jit(double timeout_s) const { return jit_ ? jit_->wait_id
 
 Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
+  mode_ = resolve_execution_mode(options_.execution_mode);
+  if (!mode_.reason.empty()) {
+    // Asked for a mode this machine cannot run: say so once per session (the report carries it on every call).
+    if (options_.log_level >= 1) std::fprintf(stderr, "sdx: warning: execution mode %s\n", mode_.reason.c_str());
+    diag(DiagCategory::kFallback, DiagLevel::kSummary, "MODE_FALLBACK", [&] { return mode_.reason; });
+  }
   // The gate first: type inference and every pass may assume a model that passed it.
   SDX_RETURN_IF_ERROR(ir::verify_model(model_), "verifier");
   SDX_RETURN_IF_ERROR(ir::infer_types(*model_.graph), "type inference");
@@ -138,7 +145,7 @@ Status Session::init() {
                                                                    ? options_.intra_op_num_threads
                                                                    : cpu::ThreadPool::default_num_threads());
   if (threads > 1) threads_ = std::make_unique<cpu::ThreadPool>(threads);
-  if (options_.jit.enabled && options_.execution_mode != ExecutionMode::kSlotBySlot)
+  if (options_.jit.enabled && mode_.used != ExecutionMode::kSlotBySlot)
     jit_ = std::make_unique<jit::JitEngine>(options_.jit);
   return Status::ok();
 }
@@ -245,7 +252,7 @@ bool signature_matches(const ShapeSignature& sig, const TensorArg* args, size_t 
 PlanEntry& Session::entry_for(Context& ctx, const TensorArg* args, const std::vector<int>& outputs) const {
   // The fast path: the caller's previous plan, compared field by field (no hashing, no search).
   PlanEntry* last = ctx.last_;
-  if (last && last->mode == options_.execution_mode && last->outputs == outputs &&
+  if (last && last->mode == mode_.used && last->outputs == outputs &&
       signature_matches(last->signature, args, inputs_.size()))
     return *last;
   // key = hash(output set, input-shape content, placeholder count, execution mode)
@@ -260,8 +267,8 @@ PlanEntry& Session::entry_for(Context& ctx, const TensorArg* args, const std::ve
     sig.emplace_back(args[i].dtype, Shape(std::move(dims)));
   }
   h = mix(h, inputs_.size());
-  h = mix(h, static_cast<uint64_t>(options_.execution_mode));
-  PlanEntry& e = ctx.entry_for(outputs, sig, options_.execution_mode, h, plan_for(outputs));
+  h = mix(h, static_cast<uint64_t>(mode_.used));
+  PlanEntry& e = ctx.entry_for(outputs, sig, mode_.used, h, plan_for(outputs));
   ctx.last_ = &e;
   return e;
 }
@@ -458,10 +465,11 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
       return invalid_argument("output position " + std::to_string(o) + " is out of range: the model has " +
                               std::to_string(outputs_.size()) + " outputs");
   ctx.reclaim();
-  if (options_.execution_mode == ExecutionMode::kSlotBySlot) {
+  if (mode_.used == ExecutionMode::kSlotBySlot) {
     SDX_RETURN_IF_ERROR(run_frame(*plan_for(outputs), args, outputs, ctx, nullptr, nullptr), "");
     if (report) {
       *report = ExecutionReport();
+      fill_mode(*report);
       report->slot_count = static_cast<int32_t>(plan_for(outputs)->slots().size());
       report->fallback_reason = "execution mode SLOT_BY_SLOT";
     }
@@ -587,6 +595,7 @@ Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, cons
       });
   }
   if (report) {
+    fill_mode(*report);
     report->slot_count = static_cast<int32_t>(plan.slots().size());
     report->mode_used = replayed ? ExecutionMode::kCpuReplay : ExecutionMode::kSlotBySlot;
     report->phase = e.phase;
@@ -703,6 +712,7 @@ Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string,
   }
   if (report) {
     *report = ExecutionReport();
+    fill_mode(*report);
     report->slot_count = static_cast<int32_t>(plan_for(wanted)->slots().size());
     report->fallback_reason = observer ? "observed run" : "inputs other than plain tensors";
   }

@@ -62,6 +62,8 @@ class Session {
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   const ir::Model& model() const { return model_; }
   const SessionOptions& options() const { return options_; }
+  // The execution mode asked for, the one this session runs (down the fallback chain), and why they differ.
+  const ModeResolution& execution_mode() const { return mode_; }
   // The plan the session runs (all graph outputs requested).
   const plan::Plan& plan() const { return executor_.plan(); }
 
@@ -112,12 +114,17 @@ class Session {
   Status run_frame(const plan::Plan& plan, const TensorArg* inputs, const std::vector<int>& outputs, Context& ctx,
                    StepObserver* observer, const std::vector<Tensor>* planned) const;
   Status freeze(Context& ctx, PlanEntry& e) const;
+  void fill_mode(ExecutionReport& r) const {
+    r.mode_requested = mode_.requested;
+    r.mode_fallback_reason = mode_.reason.empty() ? nullptr : mode_.reason.c_str();
+  }
   // Waves when inter-op parallelism is on.
   plan::CompileOptions compile_options() const { return {.waves = options_.inter_op_num_threads > 1}; }
 
 
   ir::Model model_;
   SessionOptions options_;
+  ModeResolution mode_;
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor executor_;

@@ -9,31 +9,11 @@
 
 namespace sdx::runtime {
 
-const char* execution_mode_name(ExecutionMode m) {
-  switch (m) {
-    case ExecutionMode::kAuto: return "AUTO";
-    case ExecutionMode::kSlotBySlot: return "SLOT_BY_SLOT";
-    case ExecutionMode::kCpuReplay: return "CPU_REPLAY";
-  }
-  return "?";
-}
-
-bool parse_execution_mode(const std::string& text, ExecutionMode* out) {
-  std::string mode(text);
-  for (char& c : mode) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (ExecutionMode m : {ExecutionMode::kAuto, ExecutionMode::kSlotBySlot, ExecutionMode::kCpuReplay}) {
-    if (mode == execution_mode_name(m) || mode == std::to_string(static_cast<int>(m))) {
-      *out = m;
-      return true;
-    }
-  }
-  return false;
-}
-
-SessionOptions SessionOptions::from_env(SessionOptions base) {
+Result<SessionOptions> SessionOptions::from_env(SessionOptions base) {
   if (const char* v = std::getenv("SDX_EXECUTION_MODE")) {
-    ExecutionMode m;
-    if (parse_execution_mode(v, &m)) base.execution_mode = m;
+    if (!parse_execution_mode(v, &base.execution_mode))
+      return invalid_argument("SDX_EXECUTION_MODE='" + std::string(v) + "' is not an execution mode; the modes are " +
+                              execution_mode_names());
   }
   if (const char* v = std::getenv("SDX_NO_MEMORY_PLANNER"); v && std::string(v) == "1")
     base.execution_mode = ExecutionMode::kSlotBySlot;

@@ -5,20 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "core/status.h"
 #include "jit/jit_options.h"
 #include "opt/optimizer_options.h"
+#include "runtime/execution_mode.h"
 
 namespace sdx::runtime {
-
-// The DSP document's GraphExecutionMode, as far as sdx implements it (ids kept).
-enum class ExecutionMode : uint8_t {
-  kAuto = 0,        // the best mode available: CPU_REPLAY on the CPU
-  kSlotBySlot = 1,  // every run allocates each intermediate afresh (the reference path)
-  kCpuReplay = 16,  // warm up, freeze shapes, capture bound kernel calls, then replay them
-};
-const char* execution_mode_name(ExecutionMode m);
-// Accepts names (case-insensitive) and ids; false when unknown.
-bool parse_execution_mode(const std::string& text, ExecutionMode* out);
 
 struct SessionOptions {
   ExecutionMode execution_mode = ExecutionMode::kAuto;
@@ -45,8 +37,8 @@ struct SessionOptions {
   // The kernel JIT (CPU_JIT: fused elementwise segments; SDX_JIT_*).
   jit::JitOptions jit;
 
-  // Overlays SDX_* environment variables onto `base`.
-  static SessionOptions from_env(SessionOptions base);
+  // Overlays SDX_* environment variables onto `base`; an execution mode no table row names is an error.
+  static Result<SessionOptions> from_env(SessionOptions base);
   // plan_cache_memory_fraction of this machine's physical memory, in bytes.
   int64_t plan_cache_budget_bytes() const;
 };

@@ -185,6 +185,7 @@ static void test_lifecycle(sdx_bundle_t* bundle, sdx_runtime_t* rt) {
       CHECK(rep.peak_memory_bytes > 0);
       CHECK((rep.fallback_reason == NULL) == (want[i] == SDX_PHASE_REPLAYING));
       if (want[i] == SDX_PHASE_REPLAYING) CHECK(rep.captured_steps == 2 && rep.gap_steps == 0);
+      CHECK(rep.requested_mode == SDX_MODE_AUTO && rep.mode_fallback_reason == NULL);
       check_y(ctx, x, 1, kC, __LINE__);
     }
   }
@@ -418,9 +419,11 @@ static void test_errors(sdx_bundle_t* bundle, sdx_runtime_t* rt, const char* mod
     sdx_create_info_t info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    info.execution_mode = 7;
+    info.execution_mode = 17;
     CHECK_STATUS(sdxCreateRuntime(&info, &r), SDX_STATUS_INVALID_ARGUMENT);
-    CHECK_ERROR_MENTIONS("execution_mode 7");
+    CHECK_ERROR_MENTIONS("execution_mode 17");
+    info.execution_mode = -1;
+    CHECK_STATUS(sdxCreateRuntime(&info, &r), SDX_STATUS_INVALID_ARGUMENT);
     info.execution_mode = SDX_MODE_AUTO;
     info.num_warmup_iterations = -1;
     CHECK_STATUS(sdxCreateRuntime(&info, &r), SDX_STATUS_INVALID_ARGUMENT);
@@ -526,6 +529,37 @@ static void test_freeze_shapes(const char* model_path) {
   CHECK_OK(sdxRun(ctx, NULL, &rep));
   CHECK(rep.phase == SDX_PHASE_REPLAYING && rep.execution_mode == SDX_MODE_CPU_REPLAY && rep.replay_count == 1);
   check_y(ctx, x, 1, kC, __LINE__);
+  sdxDestroyContext(ctx);
+  sdxUnloadBundle(bundle);
+  sdxDestroyRuntime(rt);
+}
+
+/* A GPU mode on a build without its backend: the runtime falls back to CPU_REPLAY and every report says so. */
+static void test_mode_fallback(const char* model_path) {
+  sdx_create_info_t info;
+  sdx_runtime_t* rt = NULL;
+  sdx_bundle_t* bundle = NULL;
+  sdx_context_t* ctx = NULL;
+  sdx_execution_report_t rep = new_report();
+  float x[4];
+  const int64_t dims[2] = {1, 4};
+  const sdx_tensor_t t = float_tensor(x, dims, 2);
+  int i;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.execution_mode = SDX_MODE_CUDA_GRAPHS;
+  CHECK_OK(sdxCreateRuntime(&info, &rt));
+  CHECK_OK(sdxLoadBundle(rt, model_path, &bundle));
+  CHECK_OK(sdxCreateContext(rt, bundle, &ctx));
+  if (!ctx) return;
+  CHECK_OK(sdxMarkInputPlaceholder(ctx, "x", &t));
+  for (i = 0; i < 3; ++i) {
+    fill_input(x, 1, i);
+    CHECK_OK(sdxRun(ctx, NULL, &rep));
+    check_y(ctx, x, 1, kC, __LINE__);
+  }
+  CHECK(rep.requested_mode == SDX_MODE_CUDA_GRAPHS && rep.execution_mode == SDX_MODE_CPU_REPLAY);
+  CHECK(rep.mode_fallback_reason != NULL && strstr(rep.mode_fallback_reason, "CUDA") != NULL);
   sdxDestroyContext(ctx);
   sdxUnloadBundle(bundle);
   sdxDestroyRuntime(rt);
@@ -651,6 +685,7 @@ int main(int argc, char** argv) {
   test_errors(bundle, rt, model_path);
   test_old_create_info(model_path);
   test_freeze_shapes(model_path);
+  test_mode_fallback(model_path);
   test_variables(bundle, rt);
   test_destroy_order(model_path);
   sdxUnloadBundle(bundle);

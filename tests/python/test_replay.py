@@ -102,3 +102,31 @@ def test_introspection_reports_states_and_phases():
     rows = [r for r in info["slots"] if r["kind"] == "intermediate"]
     assert rows and all(r["state"] == "REPLAYING" and r["node_phase"] == "CAPTURED" for r in rows)
     assert all(isinstance(r["wiring"], list) for r in rows)
+
+
+@pytest.mark.parametrize("mode", ["CUDA_GRAPHS", "triton", "2"])
+def test_gpu_mode_falls_back_and_says_so(mode, monkeypatch, capfd):
+    # SDX_EXECUTION_MODE names a mode this build has no backend for: the session runs CPU_REPLAY, warns
+    # once on stderr, and every report names the requested mode and the reason.
+    monkeypatch.setenv("SDX_EXECUTION_MODE", mode)
+    model = mlp_model()
+    sess = sdx.InferenceSession(model.SerializeToString())
+    assert "sdx: warning: execution mode" in capfd.readouterr().err
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    for _ in range(3):
+        outs, rep = sess.run_with_report(None, {"x": x})
+    assert rep["mode_requested"] == ("TRITON" if mode == "triton" else "CUDA_GRAPHS")
+    assert rep["execution_mode"] == "CPU_REPLAY"
+    assert "no CUDA backend" in rep["mode_fallback_reason"] and "running CPU_REPLAY" in rep["mode_fallback_reason"]
+    monkeypatch.delenv("SDX_EXECUTION_MODE")
+    for got, want in zip(outs, _slow(model).run(None, {"x": x})):
+        assert np.array_equal(got, want)
+
+
+def test_misspelt_mode_is_an_error(monkeypatch):
+    monkeypatch.setenv("SDX_EXECUTION_MODE", "BOGUS")
+    with pytest.raises(sdx.InvalidArgument, match="SDX_EXECUTION_MODE='BOGUS' is not an execution mode.*CUDA_GRAPHS"):
+        sdx.InferenceSession(mlp_model().SerializeToString())
+    monkeypatch.delenv("SDX_EXECUTION_MODE")
+    rep = sdx.InferenceSession(mlp_model().SerializeToString()).run_with_report(None, {"x": np.zeros((3, 4), np.float32)})[1]
+    assert rep["mode_requested"] == "AUTO" and rep["mode_fallback_reason"] is None
