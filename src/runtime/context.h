@@ -23,23 +23,12 @@
 #include <vector>
 
 #include "core/datum.h"
-#include "plan/memory_planner.h"
 #include "runtime/plan_cache.h"
 #include "runtime/plan_entry.h"
 
 namespace sdx::runtime {
 
 class Session;
-
-// Which slots get planned memory, as buffer requests (request_slot[i] = plan slot of request i):
-// intermediates with a recorded, stable, fixed-size type and shape whose memory is not shared,
-// that are not requested outputs and not produced by (or computed from) a data-dependent step.
-std::vector<plan::BufferRequest> planning_requests(const plan::Plan& plan, const std::vector<RecordedSlot>& recorded,
-                                                   std::vector<int>* request_slot);
-
-// Slots whose shape may depend on input values: produced by a data-dependent (gap) step or
-// computed from one.
-std::vector<bool> tainted_slots(const plan::Plan& plan);
 
 class Context {
  public:
@@ -58,6 +47,7 @@ class Context {
 
  private:
   friend class Session;
+  friend class Executor;  // the plan lifecycle: outputs, variables
   explicit Context(PlanCache* cache) : cache_(cache) {}
 
   // Frees entries the cache evicted and hands passivated memory back to the pool.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "plan/memory_layout.h"
 #include "plan/plan.h"
 #include "runtime/context.h"
 #include "runtime/jit_plan.h"
@@ -116,7 +117,7 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
   }
   // The same selection the executor freezes with.
   std::vector<int> request_slot;
-  std::vector<plan::BufferRequest> requests = planning_requests(p, shapes, &request_slot);
+  std::vector<plan::BufferRequest> requests = plan::planning_requests(p, shapes, &request_slot);
   SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
   for (size_t r = 0; r < requests.size(); ++r) {
     SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];

@@ -32,10 +32,13 @@
 #include "runtime/context.h"
 #include "runtime/context_pool.h"
 #include "runtime/execution_report.h"
+#include "runtime/executor.h"
 #include "runtime/graph_executor.h"
+#include "runtime/input_check.h"
 #include "runtime/plan_cache.h"
 #include "runtime/session_options.h"
 #include "runtime/tensor_arg.h"
+#include "runtime/value_info.h"
 
 namespace sdx::jit {
 class JitEngine;
@@ -43,11 +46,6 @@ struct JitStats;
 }
 
 namespace sdx::runtime {
-
-struct ValueInfo {
-  std::string name;
-  ir::TypeInfo type;
-};
 
 class Session {
  public:
@@ -63,9 +61,9 @@ class Session {
   const ir::Model& model() const { return model_; }
   const SessionOptions& options() const { return options_; }
   // The execution mode asked for, the one this session runs (down the fallback chain), and why they differ.
-  const ModeResolution& execution_mode() const { return mode_; }
+  const ModeResolution& execution_mode() const { return executor_->mode(); }
   // The plan the session runs (all graph outputs requested).
-  const plan::Plan& plan() const { return executor_.plan(); }
+  const plan::Plan& plan() const { return graph_executor_.plan(); }
 
   // Runs the model. Empty output_names = all outputs. Inputs are checked by name,
   // element type, rank and fixed dims; errors name the input and what was expected.
@@ -105,29 +103,24 @@ class Session {
  private:
   Session() = default;
   Status init();
-  Status check_feed(const ValueInfo& info, const Datum& d) const;
-  Status check_arg(const ValueInfo& info, const TensorArg& a) const;
   // The entry for this call's key: ctx's last one when it matches (no hashing), else found or created.
   PlanEntry& entry_for(Context& ctx, const TensorArg* inputs, const std::vector<int>& outputs) const;
   std::shared_ptr<const plan::Plan> plan_for(const std::vector<int>& outputs) const;
-  // One slot-by-slot run: observer (warmup recorder) and planned memory optional.
-  Status run_frame(const plan::Plan& plan, const TensorArg* inputs, const std::vector<int>& outputs, Context& ctx,
-                   StepObserver* observer, const std::vector<Tensor>* planned) const;
-  Status freeze(Context& ctx, PlanEntry& e) const;
-  void fill_mode(ExecutionReport& r) const {
-    r.mode_requested = mode_.requested;
-    r.mode_fallback_reason = mode_.reason.empty() ? nullptr : mode_.reason.c_str();
-  }
+  // run(feeds) when every input is a plain tensor: the positional path on a pooled context.
+  Result<std::vector<Datum>> run_pooled(const std::vector<const Datum*>& by_input, const std::vector<int>& outputs,
+                                        ExecutionReport* report) const;
+  // run(feeds) otherwise: slot by slot in a fresh frame.
+  Result<std::vector<Datum>> run_unplanned(const BoundFeeds& feeds, const std::vector<int>& outputs,
+                                           StepObserver* observer, ExecutionReport* report) const;
   // Waves when inter-op parallelism is on.
   plan::CompileOptions compile_options() const { return {.waves = options_.inter_op_num_threads > 1}; }
 
 
   ir::Model model_;
   SessionOptions options_;
-  ModeResolution mode_;
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
-  GraphExecutor executor_;
+  GraphExecutor graph_executor_;
   opt::OptimizationReport optimization_;
   // Initializers set_variable may override: graph inputs, and constants whose readers the optimizer
   // left exactly as they were (it may have read, folded or merged the others).
@@ -144,14 +137,11 @@ class Session {
   // The intra-op pool (intra_op_num_threads); null with one thread. Bound to the calling thread for
   // the duration of each run, so kernels reach it through cpu::parallel_for.
   std::unique_ptr<cpu::ThreadPool> threads_;
-  // threads_->colocation_moves() as last reported to the diagnostics (LATENCY, POOL_WORKER_MOVED).
-  mutable std::atomic<uint32_t> reported_pool_moves_{0};
+  // The plan lifecycle (warmup, freeze, capture, replay, fallbacks, reports) of every entry.
+  std::unique_ptr<Executor> executor_;
   // Idle per-caller contexts for the Datum run (declared after cache_: destroyed before it, since a
   // context gives its plans back to the cache).
   mutable ContextPool pool_{this};
 };
-
-// Describes nodes with no kernel as one message: "3 unsupported operators: Foo (opset 13) at nodes 'a', 'b'; ...".
-std::string describe_unsupported(const std::vector<const ir::Node*>& nodes);
 
 }  // namespace sdx::runtime

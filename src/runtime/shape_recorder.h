@@ -13,18 +13,12 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "plan/recorded_slot.h"
 #include "runtime/graph_executor.h"
 
 namespace sdx::runtime {
 
-struct RecordedSlot {
-  bool seen = false;    // a step produced a tensor here in some run
-  bool stable = true;   // same type and shape in every recorded run
-  bool shared = false;  // its memory is also held by a sequence (or by a view of unknown lifetime)
-  int view_of = -1;     // a view (Reshape, Identity, Split...) of this slot's memory: the root slot
-  DType dtype = DType::kUndefined;
-  Shape shape;
-};
+using plan::RecordedSlot;
 
 class ShapeRecorder final : public StepObserver {
  public:

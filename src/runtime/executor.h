@@ -1,0 +1,102 @@
+// Executor: the one owner of the plan lifecycle of a session (the DSP document's phases):
+//
+//   WARMUP         run slot by slot, recording every slot's type and shape (warmup_runs calls);
+//   SHAPES_FROZEN  lay out memory (plan/memory_layout.h), allocate it once from the plan cache's
+//                  pool, build the CPU_JIT segments;
+//   CAPTURED       bind every step into a ReplayHandle (runtime/replay.h) while running the call;
+//   REPLAYING      copy the inputs in and walk the bound calls.
+//
+// with its fallbacks (a plan that cannot be captured runs slot by slot in its frozen memory; a replay
+// whose eager step changed a shape stops replaying), the reason for each, the diagnostics each
+// transition emits, and the execution report. Session checks a call's inputs, finds the context's
+// PlanEntry and hands both here; the entry is the executor's state for that plan (the context owns
+// it, the plan cache accounts for it).
+//
+//   Executor ex(config);
+//   SDX_RETURN_IF_ERROR(ex.run(ctx, entry, args, outputs, &report), "");
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "runtime/execution_mode.h"
+#include "runtime/execution_report.h"
+#include "runtime/graph_executor.h"
+#include "runtime/plan_entry.h"
+#include "runtime/tensor_arg.h"
+#include "runtime/value_info.h"
+
+namespace sdx::jit {
+class JitEngine;
+}
+namespace sdx::opt {
+struct OptimizationReport;
+}
+namespace sdx::cpu {
+class ThreadPool;
+}
+
+namespace sdx::runtime {
+
+class Context;
+class PlanCache;
+
+class Executor {
+ public:
+  // What the executor needs of its session; every pointer outlives the executor.
+  struct Config {
+    const ir::Graph* graph = nullptr;
+    const GraphExecutor* graph_executor = nullptr;
+    const std::vector<ValueInfo>* inputs = nullptr;                  // the session's inputs()
+    const std::vector<const ir::Value*>* input_values = nullptr;     // parallel to inputs
+    ModeResolution mode;
+    int warmup_runs = 1;
+    PlanCache* cache = nullptr;
+    jit::JitEngine* jit = nullptr;                       // null: CPU_JIT off
+    cpu::ThreadPool* threads = nullptr;                  // null: one thread
+    const opt::OptimizationReport* optimization = nullptr;
+  };
+  explicit Executor(Config config) : c_(std::move(config)) {}
+
+  const ModeResolution& mode() const { return c_.mode; }
+
+  // One call on ctx's entry `e` for these (checked) inputs and requested outputs; results go to ctx.
+  // t0: when the call began (its latency goes into the entry's statistics and the diagnostics).
+  Status run(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+             std::chrono::steady_clock::time_point t0, ExecutionReport* report) const;
+  // SLOT_BY_SLOT mode: the plan interpreted with fresh memory, no entry.
+  Status run_slot_by_slot(Context& ctx, const plan::Plan& plan, const TensorArg* args, const std::vector<int>& outputs,
+                          ExecutionReport* report) const;
+  // WARMUP -> SHAPES_FROZEN now (sdxFreezeShapes, or after warmup_runs calls).
+  Status freeze(Context& ctx, PlanEntry& e) const;
+  // Fills the mode fields every report carries.
+  void fill_mode(ExecutionReport& r) const;
+
+ private:
+  // One slot-by-slot run: observer (warmup recorder) and planned memory optional.
+  Status run_frame(const plan::Plan& plan, const TensorArg* args, const std::vector<int>& outputs, Context& ctx,
+                   StepObserver* observer, const std::vector<Tensor>* planned) const;
+  // The phases; each sets *fallback (why this call did not replay); replay_call sets *replayed.
+  Status warmup_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                     const char** fallback) const;
+  Status capture_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                      const char** fallback) const;
+  Status replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                     const char** fallback, bool* replayed) const;
+  // Allocates the layout's blocks from the pool and places every frozen tensor of e.
+  Status place_memory(Context& ctx, PlanEntry& e) const;
+  void build_jit_plan(Context& ctx, PlanEntry& e) const;
+  // Statistics, latency diagnostics and the report after a call.
+  void finish_call(PlanEntry& e, double us, bool replayed, const char* fallback, ExecutionReport* report) const;
+  void report_pool_moves() const;
+  std::string describe(const TensorArg* args) const;
+
+  Config c_;
+  // threads->colocation_moves() as last reported to the diagnostics (LATENCY, POOL_WORKER_MOVED).
+  mutable std::atomic<uint32_t> reported_pool_moves_{0};
+};
+
+}  // namespace sdx::runtime
