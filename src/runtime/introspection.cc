@@ -10,9 +10,10 @@
 
 namespace sdx::runtime {
 
-Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds) {
-  const ir::Graph& g = *session.model().graph;
-  const plan::Plan& p = session.plan();
+namespace {
+
+// What the plan fixes before any run: steps, waves and one row per slot.
+PlanIntrospection plan_rows(const plan::Plan& p) {
   PlanIntrospection info;
   info.num_steps = static_cast<int>(p.steps().size());
   info.num_waves = p.wave_begin().empty() ? 0 : static_cast<int>(p.wave_begin().size()) - 1;
@@ -39,6 +40,79 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
       row.bytes = static_cast<int64_t>(s.value->initializer().nbytes());
     }
   }
+  return info;
+}
+
+// Warmup runs, the capture run and one replay on a fresh context; reads the entry's phase, replay
+// handle, JIT segments and slot states into info. Returns the warmup record.
+Result<std::vector<RecordedSlot>> run_captured(const Session& session, const std::vector<TensorArg>& args,
+                                               PlanIntrospection& info) {
+  std::unique_ptr<Context> ctx = session.create_context();
+  ExecutionReport rep;
+  for (int i = 0; i < session.options().warmup_runs + 2; ++i)
+    SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
+  // Compiles in flight finish, then one more replay swaps their kernels in.
+  if (ctx->current()->jit && (ctx->current()->jit->count("COMPILING") > 0 || ctx->current()->jit->count("READY") > 0)) {
+    session.wait_for_jit(120.0);
+    SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run after the JIT compiled");
+  }
+  const PlanEntry& e = *ctx->current();
+  if (e.jit) {
+    info.jit_threshold = e.jit->threshold;
+    for (const PlannedSegment& s : e.jit->segments)
+      info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
+                                   s.state(), s.status()});
+  }
+  info.phase = plan_phase_name(e.phase);
+  info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
+  info.frozen_bytes = e.bytes;
+  if (e.replay) {
+    info.captured_steps = e.replay->count(NodePhase::kCaptured);
+    info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
+    info.bound_steps = e.replay->num_bound();
+    info.elided_steps = e.replay->num_elided();
+    info.placed_inputs = e.replay->num_placed_inputs();
+    info.concurrent_groups = e.replay->num_concurrent_groups();
+    info.concurrent_steps = e.replay->num_concurrent_steps();
+  }
+  for (size_t i = 0; i < info.slots.size(); ++i) {
+    SlotReport& row = info.slots[i];
+    row.state = slot_state_name(e.slot_state(i));
+    if (e.replay && row.producer_step >= 0)
+      row.node_phase = node_phase_name(e.replay->node_phases()[static_cast<size_t>(row.producer_step)]);
+  }
+  return e.shapes;
+}
+
+// Types, bytes and memory colors from the warmup record: the same selection the executor freezes with.
+Status add_memory(const plan::Plan& p, const std::vector<RecordedSlot>& shapes, PlanIntrospection& info) {
+  for (size_t i = 0; i < p.slots().size(); ++i) {
+    const RecordedSlot& r = shapes[i];
+    SlotReport& row = info.slots[i];
+    row.view = r.shared || r.view_of >= 0;
+    if (!r.seen) continue;
+    row.type = std::string(dtype_name(r.dtype)) + r.shape.to_string();
+    row.bytes = static_cast<int64_t>(dtype_storage_bytes(r.dtype, r.shape.numel()));
+    if (p.slots()[i].kind == plan::SlotKind::kIntermediate && r.view_of < 0) info.intermediate_bytes += row.bytes;
+  }
+  std::vector<int> request_slot;
+  std::vector<plan::BufferRequest> requests = plan::planning_requests(p, shapes, &request_slot);
+  SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
+  for (size_t r = 0; r < requests.size(); ++r) {
+    SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];
+    row.color = info.memory.color[r];
+    row.offset = info.memory.offset[r];
+    row.last = requests[r].last;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<PlanIntrospection> introspect(const Session& session, const std::vector<std::pair<std::string, Datum>>& feeds) {
+  const ir::Graph& g = *session.model().graph;
+  const plan::Plan& p = session.plan();
+  PlanIntrospection info = plan_rows(p);
   for (const auto& [name, d] : feeds) {
     const int s = p.slot_of(g.find_value(name));
     if (s >= 0 && d.is_tensor()) {
@@ -56,48 +130,13 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     const Tensor& t = d->as_tensor();
     args.push_back({t.dtype(), t.shape().dims().data(), t.rank(), t.raw_data()});
   }
+  const bool slot_by_slot = session.execution_mode().used == ExecutionMode::kSlotBySlot;
   info.jit = !session.options().jit.enabled ? "off (SDX_JIT_ENABLED=0)"
-             : session.execution_mode().used == ExecutionMode::kSlotBySlot ? "off (execution mode SLOT_BY_SLOT)"
-                                                                            : "on";
+             : slot_by_slot                 ? "off (execution mode SLOT_BY_SLOT)"
+                                            : "on";
   std::vector<RecordedSlot> shapes;
-  if (args.size() == session.inputs().size() && feeds.size() == args.size() &&
-      session.execution_mode().used != ExecutionMode::kSlotBySlot) {
-    std::unique_ptr<Context> ctx = session.create_context();
-    ExecutionReport rep;
-    // Warmup runs, then the capture run, then one replay.
-    for (int i = 0; i < session.options().warmup_runs + 2; ++i)
-      SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
-    // Compiles in flight finish, then one more replay swaps their kernels in.
-    if (ctx->current()->jit && (ctx->current()->jit->count("COMPILING") > 0 || ctx->current()->jit->count("READY") > 0)) {
-      session.wait_for_jit(120.0);
-      SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run after the JIT compiled");
-    }
-    const PlanEntry& e = *ctx->current();
-    shapes = e.shapes;
-    if (e.jit) {
-      info.jit_threshold = e.jit->threshold;
-      for (const PlannedSegment& s : e.jit->segments)
-        info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
-                                     s.state(), s.status()});
-    }
-    info.phase = plan_phase_name(e.phase);
-    info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
-    info.frozen_bytes = e.bytes;
-    if (e.replay) {
-      info.captured_steps = e.replay->count(NodePhase::kCaptured);
-      info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
-      info.bound_steps = e.replay->num_bound();
-      info.elided_steps = e.replay->num_elided();
-      info.placed_inputs = e.replay->num_placed_inputs();
-      info.concurrent_groups = e.replay->num_concurrent_groups();
-      info.concurrent_steps = e.replay->num_concurrent_steps();
-    }
-    for (size_t i = 0; i < p.slots().size(); ++i) {
-      SlotReport& row = info.slots[i];
-      row.state = slot_state_name(e.slot_state(i));
-      if (e.replay && row.producer_step >= 0)
-        row.node_phase = node_phase_name(e.replay->node_phases()[static_cast<size_t>(row.producer_step)]);
-    }
+  if (args.size() == session.inputs().size() && feeds.size() == args.size() && !slot_by_slot) {
+    SDX_ASSIGN_OR_RETURN(shapes, run_captured(session, args, info), "");
   } else {
     ShapeRecorder recorder(p);
     SDX_RETURN_IF_ERROR(session.run(feeds, {}, &recorder).status(), "warmup run");
@@ -106,25 +145,7 @@ Result<PlanIntrospection> introspect(const Session& session, const std::vector<s
     info.fallback = "inputs other than plain tensors run slot by slot";
     for (SlotReport& row : info.slots) row.state = slot_state_name(SlotState::kWarmup);
   }
-  for (size_t i = 0; i < p.slots().size(); ++i) {
-    const RecordedSlot& r = shapes[i];
-    SlotReport& row = info.slots[i];
-    row.view = r.shared || r.view_of >= 0;
-    if (!r.seen) continue;
-    row.type = std::string(dtype_name(r.dtype)) + r.shape.to_string();
-    row.bytes = static_cast<int64_t>(dtype_storage_bytes(r.dtype, r.shape.numel()));
-    if (p.slots()[i].kind == plan::SlotKind::kIntermediate && r.view_of < 0) info.intermediate_bytes += row.bytes;
-  }
-  // The same selection the executor freezes with.
-  std::vector<int> request_slot;
-  std::vector<plan::BufferRequest> requests = plan::planning_requests(p, shapes, &request_slot);
-  SDX_ASSIGN_OR_RETURN(info.memory, plan::plan_memory(requests), "memory planning");
-  for (size_t r = 0; r < requests.size(); ++r) {
-    SlotReport& row = info.slots[static_cast<size_t>(request_slot[r])];
-    row.color = info.memory.color[r];
-    row.offset = info.memory.offset[r];
-    row.last = requests[r].last;
-  }
+  SDX_RETURN_IF_ERROR(add_memory(p, shapes, info), "");
   return info;
 }
 

@@ -53,129 +53,143 @@ class CapturePrepareContext final : public backend::PrepareContext {
 
 }  // namespace
 
-Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor& exec, PlanEntry& entry,
-                                                            const std::vector<const ir::Value*>& input_values,
-                                                            const TensorArg* args,
-                                                            const std::vector<const ir::Value*>& output_values,
-                                                            const std::vector<std::pair<int, Tensor>>& variables) {
-  const plan::Plan& plan = *entry.plan;
-  const ir::Graph& g = plan.graph();
-  std::unique_ptr<ReplayHandle> h(new ReplayHandle(exec, plan));
-  Frame& f = h->frame_;
-  f.planned = &entry.planned;
-  const size_t nv = g.values().size();
-  std::vector<bool> pinned(nv, false), constant(nv, false);
+// Capture's working state: what is pinned (at a fixed address for every replay), what is constant, and
+// the handle being built. One step at a time: bound (CAPTURED with a BoundKernel) or run eagerly and,
+// where its outputs stay put, checked after each replay.
+struct ReplayCapturer {
+  const GraphExecutor& exec;
+  PlanEntry& entry;
+  const plan::Plan& plan;
+  const ir::Graph& g;
+  std::unique_ptr<ReplayHandle> h;
+  Frame& f;
+  std::vector<bool> pinned, constant;
   std::unordered_set<const Buffer*> pinned_buffers;
-  auto pin = [&](int v, const Tensor& t) {
+
+  ReplayCapturer(const GraphExecutor& x, PlanEntry& e)
+      : exec(x), entry(e), plan(*e.plan), g(plan.graph()), h(new ReplayHandle(x, plan)), f(h->frame_),
+        pinned(g.values().size(), false), constant(g.values().size(), false) {
+    f.planned = &entry.planned;
+  }
+
+  void pin(int v, const Tensor& t) {
     pinned[static_cast<size_t>(v)] = true;
     if (t.buffer()) pinned_buffers.insert(t.buffer().get());
-  };
-  for (const auto& v : g.values()) {
-    if (!v->is_initializer()) continue;
-    f.slots[static_cast<size_t>(v->index())] = Datum::tensor(v->initializer());
-    pin(v->index(), v->initializer());
-    constant[static_cast<size_t>(v->index())] = true;
   }
-  for (const auto& [idx, t] : variables) {
-    f.slots[static_cast<size_t>(idx)] = Datum::tensor(t);
-    pin(idx, t);
-    constant[static_cast<size_t>(idx)] = false;
-  }
-  // Inputs: copied into static buffers on every call.
-  for (size_t i = 0; i < input_values.size(); ++i) {
-    const int v = input_values[i]->index();
-    const Tensor& st = entry.planned[static_cast<size_t>(v)];
-    if (!st.defined()) {
-      entry.no_replay_reason = "an input has no static buffer (its element type is not byte-addressable)";
-      return std::unique_ptr<ReplayHandle>();
+
+  // Initializers (constant) and the caller's variables (pinned, not constant).
+  void seed(const std::vector<std::pair<int, Tensor>>& variables) {
+    for (const auto& v : g.values()) {
+      if (!v->is_initializer()) continue;
+      f.slots[static_cast<size_t>(v->index())] = Datum::tensor(v->initializer());
+      pin(v->index(), v->initializer());
+      constant[static_cast<size_t>(v->index())] = true;
     }
-    InputCopy copy{st.raw_data(), st.dtype() == DType::kString ? 0 : st.nbytes(),
-                   st.dtype() == DType::kString ? st.numel() : 0};
-    h->inputs_.push_back(copy);
-    h->input_bytes_ += copy.bytes;
-    h->copy_input(copy, args[i].data);
-    f.slots[static_cast<size_t>(v)] = Datum::tensor(st);
-    pin(v, st);
-  }
-  // Steps, executing this call while binding them.
-  for (size_t s = 0; s < plan.steps().size(); ++s) {
-    const plan::Step& st = plan.steps()[s];
-    const ir::Node& node = *st.node;
-    Op op;
-    op.step = op.last_step = static_cast<int>(s);
-    op.op_name = exec.names(&node).op;
-    op.node_name = exec.names(&node).node;
-    bool inputs_pinned = true;
-    for (int i = 0; i < node.num_inputs(); ++i) {
-      const ir::Value* v = node.input(i);
-      if (!v) continue;
-      if (v->owner() != &g || !pinned[static_cast<size_t>(v->index())]) inputs_pinned = false;
+    for (const auto& [idx, t] : variables) {
+      f.slots[static_cast<size_t>(idx)] = Datum::tensor(t);
+      pin(idx, t);
+      constant[static_cast<size_t>(idx)] = false;
     }
-    bool outputs_frozen = true;
+  }
+
+  // Inputs: copied into static buffers on every call. False (with the entry's reason) when one has none.
+  bool bind_inputs(const std::vector<const ir::Value*>& input_values, const TensorArg* args) {
+    for (size_t i = 0; i < input_values.size(); ++i) {
+      const int v = input_values[i]->index();
+      const Tensor& st = entry.planned[static_cast<size_t>(v)];
+      if (!st.defined()) {
+        entry.no_replay_reason = "an input has no static buffer (its element type is not byte-addressable)";
+        return false;
+      }
+      ReplayHandle::InputCopy copy{st.raw_data(), st.dtype() == DType::kString ? 0 : st.nbytes(),
+                                   st.dtype() == DType::kString ? st.numel() : 0};
+      h->inputs_.push_back(copy);
+      h->input_bytes_ += copy.bytes;
+      ReplayHandle::copy_input(copy, args[i].data);
+      f.slots[static_cast<size_t>(v)] = Datum::tensor(st);
+      pin(v, st);
+    }
+    return true;
+  }
+
+  // The phase a step starts in: GAP, CAPTURED when every input is pinned, else SLOT_BY_SLOT.
+  NodePhase initial_phase(const plan::Step& st) const {
+    if (st.gap) return NodePhase::kGap;
+    for (int i = 0; i < st.node->num_inputs(); ++i) {
+      const ir::Value* v = st.node->input(i);
+      if (v && (v->owner() != &g || !pinned[static_cast<size_t>(v->index())])) return NodePhase::kSlotBySlot;
+    }
+    return NodePhase::kCaptured;
+  }
+
+  bool outputs_frozen(const ir::Node& node) const {
     for (int o = 0; o < node.num_outputs(); ++o) {
       const ir::Value* v = node.output(o);
-      if (v && !entry.planned[static_cast<size_t>(v->index())].defined()) outputs_frozen = false;
+      if (v && !entry.planned[static_cast<size_t>(v->index())].defined()) return false;
     }
-    NodePhase phase = st.gap ? NodePhase::kGap : inputs_pinned ? NodePhase::kCaptured : NodePhase::kSlotBySlot;
-    const backend::Kernel* k = exec.kernel(&node);
-    if (!k) return unimplemented(node.describe() + " has no kernel");
-    std::unique_ptr<backend::BoundKernel> bound;
-    if (phase == NodePhase::kCaptured && outputs_frozen) {
-      CapturePrepareContext pctx(node, f, entry.planned, constant);
-      auto r = k->prepare(pctx);
-      if (!r.is_ok()) return r.status().with_context("capturing " + node.describe());
-      bound = std::move(r).value();
+    return true;
+  }
+
+  // Runs the bound call now (this call's results) and pins its frozen outputs.
+  Status run_bound(const plan::Step& st, std::unique_ptr<backend::BoundKernel> bound, ReplayHandle::Op& op,
+                   const std::vector<const ir::Value*>& input_values, const std::vector<const ir::Value*>& output_values) {
+    const ir::Node& node = *st.node;
+    SDX_RETURN_IF_ERROR(bound->run(), node.describe());
+    for (int o = 0; o < node.num_outputs(); ++o) {
+      const ir::Value* v = node.output(o);
+      if (!v) continue;
+      const Tensor& t = entry.planned[static_cast<size_t>(v->index())];
+      f.slots[static_cast<size_t>(v->index())] = Datum::tensor(t);
+      pin(v->index(), t);
     }
-    if (bound) {
-      SDX_RETURN_IF_ERROR(bound->run(), node.describe());
-      for (int o = 0; o < node.num_outputs(); ++o) {
-        const ir::Value* v = node.output(o);
-        if (!v) continue;
-        const Tensor& t = entry.planned[static_cast<size_t>(v->index())];
-        f.slots[static_cast<size_t>(v->index())] = Datum::tensor(t);
-        pin(v->index(), t);
+    // Only into outputs with memory of their own: an arena buffer may hold other values before this step.
+    bool own_memory = true;
+    for (int slot : st.outputs)
+      if (slot >= 0 && !plan.slots()[static_cast<size_t>(slot)].requested_output) own_memory = false;
+    if (own_memory) h->place_inputs(node, bound.get(), input_values, output_values);
+    op.bound = bound.get();
+    h->owned_.push_back(std::move(bound));
+    ++h->num_bound_;
+    return Status::ok();
+  }
+
+  // Runs the step through Kernel::run(); outputs that keep their address are checked after each replay.
+  Status run_eager(int s, const backend::Kernel& k, ReplayHandle::Op& op, NodePhase* phase) {
+    const ir::Node& node = *plan.steps()[static_cast<size_t>(s)].node;
+    SDX_RETURN_IF_ERROR(exec.run_step(plan, s, f), "");
+    op.verify_begin = static_cast<uint32_t>(h->verify_.size());
+    bool all_pinned = true;
+    for (int o = 0; o < node.num_outputs(); ++o) {
+      const ir::Value* v = node.output(o);
+      if (!v) continue;
+      const Datum& d = f.slots[static_cast<size_t>(v->index())];
+      // A frozen buffer or a view into pinned memory keeps its address from call to call
+      // (checked after every replayed call); anything else is rebuilt each call.
+      const bool stays = *phase != NodePhase::kGap && d.is_tensor() && d.as_tensor().buffer() &&
+                         pinned_buffers.count(d.as_tensor().buffer().get()) != 0;
+      const Tensor& frozen = entry.planned[static_cast<size_t>(v->index())];
+      const bool is_frozen = *phase != NodePhase::kGap && d.is_tensor() && frozen.defined() &&
+                             d.as_tensor().raw_data() == frozen.raw_data() && d.as_tensor().shape() == frozen.shape();
+      if (stays || is_frozen) {
+        pin(v->index(), d.as_tensor());
+        h->verify_.push_back({v->index(), d.as_tensor().raw_data(), d.as_tensor().dtype(), d.as_tensor().shape()});
+      } else {
+        all_pinned = false;
       }
-      // Only into outputs with memory of their own: an arena buffer may hold other values before this step.
-      bool own_memory = true;
-      for (int slot : st.outputs)
-        if (slot >= 0 && !plan.slots()[static_cast<size_t>(slot)].requested_output) own_memory = false;
-      if (own_memory) h->place_inputs(node, bound.get(), input_values, output_values);
-      op.bound = bound.get();
-      h->owned_.push_back(std::move(bound));
-      ++h->num_bound_;
-    } else {
-      SDX_RETURN_IF_ERROR(exec.run_step(plan, static_cast<int>(s), f), "");
-      op.verify_begin = static_cast<uint32_t>(h->verify_.size());
-      bool all_pinned = true;
-      for (int o = 0; o < node.num_outputs(); ++o) {
-        const ir::Value* v = node.output(o);
-        if (!v) continue;
-        const Datum& d = f.slots[static_cast<size_t>(v->index())];
-        // A frozen buffer or a view into pinned memory keeps its address from call to call
-        // (checked after every replayed call); anything else is rebuilt each call.
-        const bool stays = phase != NodePhase::kGap && d.is_tensor() && d.as_tensor().buffer() &&
-                           pinned_buffers.count(d.as_tensor().buffer().get()) != 0;
-        const Tensor& frozen = entry.planned[static_cast<size_t>(v->index())];
-        const bool is_frozen = phase != NodePhase::kGap && d.is_tensor() && frozen.defined() &&
-                               d.as_tensor().raw_data() == frozen.raw_data() && d.as_tensor().shape() == frozen.shape();
-        if (stays || is_frozen) {
-          pin(v->index(), d.as_tensor());
-          h->verify_.push_back({v->index(), d.as_tensor().raw_data(), d.as_tensor().dtype(), d.as_tensor().shape()});
-        } else {
-          all_pinned = false;
-        }
-      }
-      op.verify_end = static_cast<uint32_t>(h->verify_.size());
-      if (phase == NodePhase::kCaptured && !all_pinned) phase = NodePhase::kSlotBySlot;
-      // A view of pinned memory shaped by constants only: the value it left in the frame stays right.
-      op.elided = phase == NodePhase::kCaptured && k->is_view() && node.num_inputs() >= 1 && node.input(0);
-      for (int i = 1; i < node.num_inputs() && op.elided; ++i)
-        if (node.input(i) && !constant[static_cast<size_t>(node.input(i)->index())]) op.elided = false;
     }
-    op.profile = profile_step(node, f);
-    // Eager slots are freed after their last reader; pinned ones stay in the frame for good.
+    op.verify_end = static_cast<uint32_t>(h->verify_.size());
+    if (*phase == NodePhase::kCaptured && !all_pinned) *phase = NodePhase::kSlotBySlot;
+    // A view of pinned memory shaped by constants only: the value it left in the frame stays right.
+    op.elided = *phase == NodePhase::kCaptured && k.is_view() && node.num_inputs() >= 1 && node.input(0);
+    for (int i = 1; i < node.num_inputs() && op.elided; ++i)
+      if (node.input(i) && !constant[static_cast<size_t>(node.input(i)->index())]) op.elided = false;
+    return Status::ok();
+  }
+
+  // Eager slots are freed after their last reader; pinned ones stay in the frame for good.
+  void release_after(int s, ReplayHandle::Op& op) {
     op.release_begin = static_cast<uint32_t>(h->release_.size());
-    for (int slot : plan.release_at_step()[s]) {
+    for (int slot : plan.release_at_step()[static_cast<size_t>(s)]) {
       const int v = plan.slots()[static_cast<size_t>(slot)].value->index();
       if (pinned[static_cast<size_t>(v)]) continue;
       h->release_.push_back(v);
@@ -183,12 +197,52 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
     }
     op.release_end = static_cast<uint32_t>(h->release_.size());
     if (op.release_begin != op.release_end) op.elided = false;
+  }
+
+  // One step, executing this call while binding it.
+  Status step(int s, const std::vector<const ir::Value*>& input_values, const std::vector<const ir::Value*>& output_values) {
+    const plan::Step& st = plan.steps()[static_cast<size_t>(s)];
+    const ir::Node& node = *st.node;
+    ReplayHandle::Op op;
+    op.step = op.last_step = s;
+    op.op_name = exec.names(&node).op;
+    op.node_name = exec.names(&node).node;
+    NodePhase phase = initial_phase(st);
+    const backend::Kernel* k = exec.kernel(&node);
+    if (!k) return unimplemented(node.describe() + " has no kernel");
+    std::unique_ptr<backend::BoundKernel> bound;
+    if (phase == NodePhase::kCaptured && outputs_frozen(node)) {
+      CapturePrepareContext pctx(node, f, entry.planned, constant);
+      auto r = k->prepare(pctx);
+      if (!r.is_ok()) return r.status().with_context("capturing " + node.describe());
+      bound = std::move(r).value();
+    }
+    if (bound)
+      SDX_RETURN_IF_ERROR(run_bound(st, std::move(bound), op, input_values, output_values), "");
+    else
+      SDX_RETURN_IF_ERROR(run_eager(s, *k, op, &phase), "");
+    op.profile = profile_step(node, f);
+    release_after(s, op);
     h->ops_.push_back(op);
     h->node_phases_.push_back(phase);
+    return Status::ok();
   }
+};
+
+Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor& exec, PlanEntry& entry,
+                                                            const std::vector<const ir::Value*>& input_values,
+                                                            const TensorArg* args,
+                                                            const std::vector<const ir::Value*>& output_values,
+                                                            const std::vector<std::pair<int, Tensor>>& variables) {
+  ReplayCapturer c(exec, entry);
+  c.seed(variables);
+  if (!c.bind_inputs(input_values, args)) return std::unique_ptr<ReplayHandle>();
+  for (size_t s = 0; s < c.plan.steps().size(); ++s)
+    SDX_RETURN_IF_ERROR(c.step(static_cast<int>(s), input_values, output_values), "");
+  std::unique_ptr<ReplayHandle> h = std::move(c.h);
   for (const ir::Value* v : output_values) {
     h->output_values_.push_back(v->index());
-    h->output_static_.push_back(v->owner() == &g && pinned[static_cast<size_t>(v->index())]);
+    h->output_static_.push_back(v->owner() == &c.g && c.pinned[static_cast<size_t>(v->index())]);
   }
   h->arm_segments(entry);
   h->drop_elided();

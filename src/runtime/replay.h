@@ -44,6 +44,8 @@
 
 namespace sdx::runtime {
 
+struct ReplayCapturer;
+
 class ReplayHandle {
  public:
   // Captures `entry` (SHAPES_FROZEN) and executes this call: args[i] is the value of
@@ -83,6 +85,7 @@ class ReplayHandle {
   int num_concurrent_steps() const;
 
  private:
+  friend struct ReplayCapturer;  // capture's working state (replay.cc)
   struct Op {
     const backend::BoundKernel* bound = nullptr;  // null: eager through Kernel::run()
     int step = 0;
