@@ -71,39 +71,42 @@ class ModelMetadata:
         self.custom_metadata_map = dict(d["custom_metadata_map"])
 
 
+# The session options (src/runtime/session_options.inc): one dict per option with its Python name, C++
+# field, environment variable, type, default, accepted values and help.
+_OPTION_TABLE: list[dict] = _sdx.session_option_table()
+_OPTION_KINDS = {"bool": bool, "int": int, "int64": int, "double": float, "string": str, "execution mode": str,
+                 "string list": list}
+
+
 class SessionOptions:
-    """Options for an InferenceSession. Fields mirror onnxruntime's where they mean the same."""
+    """Options for an InferenceSession. Fields mirror onnxruntime's where they mean the same.
+
+    Every sdx option of the options table (README "Options"; `sdx._sdx.session_option_table()`) is an
+    attribute with the table's default, e.g. `execution_mode` ("AUTO"; "SLOT_BY_SLOT" is the reference
+    path; a mode this build lacks falls back with a warning), `warmup_runs`, `intra_op_num_threads`,
+    `inter_op_num_threads` (> 1: independent steps run at the same time), `optimizer_skip` (pass names),
+    `optimizer_fp16`, `optimizer_int8`, `jit_enabled`, `jit_cache_dir`. Their environment variables
+    (SDX_*) win over them. onnxruntime's `log_severity_level` (0 verbose .. 4 fatal) sets sdx's
+    `log_level` (0 errors .. 3 verbose) when assigned; `graph_optimization_level` is accepted and ignored.
+    """
 
     def __init__(self) -> None:
-        self.intra_op_num_threads = 0
-        # > 1: run independent steps of the plan at the same time (sdx needs no ORT_PARALLEL mode for it)
-        self.inter_op_num_threads = 0
-        self.log_severity_level = 2
+        for row in _OPTION_TABLE:
+            default = row["default"]
+            setattr(self, row["name"], list(default) if isinstance(default, list) else default)
+        self._log_severity_level: Any = None
         self.graph_optimization_level = None  # accepted for compatibility
-        # "AUTO" (= "CPU_REPLAY" on the CPU): warm up, freeze memory per input-shape signature,
-        # capture the plan as bound kernel calls, then replay it; "SLOT_BY_SLOT": allocate every
-        # intermediate afresh on each run (the reference path). Every mode of the DSP design is accepted
-        # ("CUDA_GRAPHS", "TRITON", ...); one whose backend this build lacks falls back to CPU_REPLAY with a
-        # warning, and the report's mode_requested / mode_fallback_reason say so. A misspelt mode is an error.
-        self.execution_mode = "AUTO"
-        self.warmup_runs = 1  # runs per input-shape signature that record shapes before memory is frozen
-        self.plan_cache_max_count = 32  # plans (per caller, output set and input shapes) kept with memory
-        self.plan_cache_memory_fraction = 0.25  # of physical memory, for all cached plans together
-        # Graph optimizer (SDX_OPTIMIZER_* environment variables override these).
-        self.optimizer_enabled = True
-        self.optimizer_skip: list[str] = []  # pass names, e.g. ["AttentionFusionOptimizations"]
-        self.optimizer_log_applied = False  # print every rewrite "pass: before -> after" to stderr
-        self.optimizer_max_iterations = 3
-        self.optimizer_fp16 = False  # float16 weights for MatMul/Gemm (read directly by sdx.Linear) and Conv
-        self.optimizer_int8 = False  # int8 weight-only quantization (per-column scales) of MatMul/Gemm weights
-        # With optimizer_int8: X quantized per row on every call too (W8A8, integer products: faster, less exact)
-        self.optimizer_int8_dynamic = False
-        # Kernel JIT (SDX_JIT_* environment variables override these): fuse elementwise segments
-        # into kernels built by the system C++ compiler in the background, cached on disk.
-        self.jit_enabled = True
-        self.jit_fusion_score_threshold = 0.5
-        self.jit_compiler = ""  # "" = c++, then g++, from PATH
-        self.jit_cache_dir = ""  # "" = ~/.cache/sdx/jit (kernels in its v1/ folder)
+
+    @property
+    def log_severity_level(self) -> Any:
+        """onnxruntime's verbosity (0 verbose .. 4 fatal); once assigned it wins over `log_level`."""
+        if self._log_severity_level is not None:
+            return self._log_severity_level
+        return 3 - self.log_level if isinstance(self.log_level, int) else 2
+
+    @log_severity_level.setter
+    def log_severity_level(self, value: Any) -> None:
+        self._log_severity_level = value
 
     def _field(self, name: str, kind: type) -> Any:
         value = getattr(self, name)
@@ -119,33 +122,18 @@ class SessionOptions:
         elif kind is str:
             if isinstance(value, (str, os.PathLike)):
                 return os.fspath(value)
+        elif kind is list:
+            if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
+                return list(value)
+            raise TypeError(f"sdx: SessionOptions.{name} must be a list of str, not {value!r:.60}")
         raise TypeError(f"sdx: SessionOptions.{name} must be {kind.__name__}, not {type(value).__name__} {value!r:.60}")
 
     def _to_dict(self) -> dict:
-        skip = self.optimizer_skip
-        if isinstance(skip, str) or not all(isinstance(x, str) for x in skip):
-            raise TypeError(f"sdx: SessionOptions.optimizer_skip must be a list of pass names (str), not {skip!r:.60}")
-        return {
-            "intra_op_num_threads": self._field("intra_op_num_threads", int),
-            "inter_op_num_threads": max(1, self._field("inter_op_num_threads", int)),
+        d = {row["name"]: self._field(row["name"], _OPTION_KINDS[row["type"]]) for row in _OPTION_TABLE}
+        if self._log_severity_level is not None:
             # onnxruntime: 0 verbose .. 4 fatal; sdx: 0 errors .. 3 verbose
-            "log_level": max(0, 3 - self._field("log_severity_level", int)),
-            "execution_mode": self._field("execution_mode", str).upper(),
-            "warmup_runs": self._field("warmup_runs", int),
-            "plan_cache_max_count": self._field("plan_cache_max_count", int),
-            "plan_cache_memory_fraction": self._field("plan_cache_memory_fraction", float),
-            "optimizer_enabled": self._field("optimizer_enabled", bool),
-            "optimizer_skip": list(skip),
-            "optimizer_log_applied": self._field("optimizer_log_applied", bool),
-            "optimizer_max_iterations": self._field("optimizer_max_iterations", int),
-            "optimizer_fp16": self._field("optimizer_fp16", bool),
-            "optimizer_int8": self._field("optimizer_int8", bool),
-            "optimizer_int8_dynamic": self._field("optimizer_int8_dynamic", bool),
-            "jit_enabled": self._field("jit_enabled", bool),
-            "jit_fusion_score_threshold": self._field("jit_fusion_score_threshold", float),
-            "jit_compiler": self._field("jit_compiler", str),
-            "jit_cache_dir": self._field("jit_cache_dir", str),
-        }
+            d["log_level"] = min(3, max(0, 3 - self._field("log_severity_level", int)))
+        return d
 
 
 def _check_feed(input_feed: Any, output_names: Any = None) -> None:

@@ -25,6 +25,7 @@
 #include "runtime/introspection.h"
 #include "runtime/replay_checker.h"
 #include "runtime/session.h"
+#include "runtime/session_option_table.h"
 #include "testing/conformance.h"
 #include "tools/machine_peak.h"
 
@@ -191,40 +192,119 @@ nb::object numpy_copy(const Tensor& t) {
   return nb::steal(arr);
 }
 
+// ---- Session options: sdx.SessionOptions._to_dict() -> runtime::SessionOptions, one loop over the table
+// of session_options.inc (session_option_table.h), keyed by each row's Python name.
+
+[[noreturn]] void option_type_error(const runtime::SessionOptionRow& row, nb::handle v, const char* want) {
+  std::string repr = nb::cast<std::string>(nb::repr(v));
+  if (repr.size() > 60) repr = repr.substr(0, 60);
+  throw nb::type_error(("sdx: SessionOptions." + std::string(row.python) + " must be " + want + ", not " +
+                        Py_TYPE(v.ptr())->tp_name + " " + repr)
+                           .c_str());
+}
+
+// The value of `row` that `v` holds; TypeError naming the option when `v` is of the wrong Python type.
+runtime::OptionValue option_from_py(const runtime::SessionOptionRow& row, nb::handle v) {
+  using runtime::OptionType;
+  PyObject* o = v.ptr();
+  const bool is_bool = PyBool_Check(o);
+  switch (row.type) {
+    case OptionType::kBool:
+      if (!is_bool) option_type_error(row, v, "bool");
+      return o == Py_True;
+    case OptionType::kInt:
+    case OptionType::kInt64: {
+      if (is_bool || !PyLong_Check(o)) option_type_error(row, v, "int");
+      int overflow = 0;
+      const long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow)
+        raise(invalid_argument("SessionOptions." + std::string(row.python) + "=" + nb::cast<std::string>(nb::str(v)) +
+                               " is out of range; expected " + runtime::describe_session_option(row)));
+      return int64_t{x};
+    }
+    case OptionType::kDouble:
+      if (is_bool || !(PyFloat_Check(o) || PyLong_Check(o))) option_type_error(row, v, "float");
+      if (PyFloat_Check(o)) return PyFloat_AsDouble(o);
+      {
+        const double x = PyLong_AsDouble(o);
+        if (x == -1.0 && PyErr_Occurred()) throw nb::python_error();
+        return x;
+      }
+    case OptionType::kString:
+    case OptionType::kExecutionMode:
+      if (!PyUnicode_Check(o)) option_type_error(row, v, "str");
+      return nb::cast<std::string>(v);
+    case OptionType::kStringList: {
+      if (!PyList_Check(o) && !PyTuple_Check(o)) option_type_error(row, v, "a list of str");
+      std::vector<std::string> items;
+      for (nb::handle item : v) {
+        if (!PyUnicode_Check(item.ptr())) option_type_error(row, v, "a list of str");
+        items.push_back(nb::cast<std::string>(item));
+      }
+      return items;
+    }
+  }
+  raise(internal_error("unknown option type"));
+}
+
+runtime::SessionOptions options_from_py(nb::dict options) {
+  runtime::SessionOptions opts;
+  for (auto [key, value] : options) {
+    if (!PyUnicode_Check(key.ptr())) throw nb::type_error("sdx: session option names must be str");
+    const std::string name = nb::cast<std::string>(key);
+    const runtime::SessionOptionRow* row = runtime::find_session_option(name);
+    if (!row) {
+      std::string names;
+      for (const runtime::SessionOptionRow& r : runtime::session_option_rows())
+        names += (names.empty() ? "" : ", ") + std::string(r.python);
+      throw nb::value_error(("sdx: unknown session option '" + name + "'; the options are " + names).c_str());
+    }
+    runtime::OptionValue v = option_from_py(*row, value);
+    const std::string source = "SessionOptions." + name + "=" + runtime::format_session_option(*row, v);
+    if (Status s = runtime::set_session_option(&opts, *row, std::move(v), source); !s.is_ok()) raise(s);
+  }
+  return opts;
+}
+
+nb::object option_to_py(const runtime::OptionValue& v) {
+  return std::visit([](const auto& x) -> nb::object { return nb::cast(x); }, v);
+}
+
+// The table for sdx.SessionOptions (its attributes and defaults) and the README check.
+nb::list session_option_table() {
+  nb::list out;
+  for (const runtime::SessionOptionRow& r : runtime::session_option_rows()) {
+    nb::dict d;
+    d["name"] = r.python;
+    d["field"] = r.field;
+    d["env"] = r.env;
+    d["type"] = runtime::option_type_name(r.type);
+    d["default"] = option_to_py(r.default_value);
+    d["env_default"] = runtime::format_session_option(r, r.default_value);
+    d["accepts"] = runtime::describe_session_option(r);
+    d["c_field"] = r.c_field ? nb::object(nb::str(r.c_field)) : nb::none();
+    d["help"] = r.help;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list session_option_switches() {
+  nb::list out;
+  for (const runtime::SessionOptionSwitch& s : runtime::session_option_switches()) {
+    nb::dict d;
+    d["env"] = s.env;
+    d["field"] = s.field;
+    d["help"] = s.help;
+    out.append(d);
+  }
+  return out;
+}
+
 class PySession {
  public:
   PySession(nb::object model, nb::dict options) {
-    runtime::SessionOptions opts;
-    if (options.contains("intra_op_num_threads")) opts.intra_op_num_threads = nb::cast<int>(options["intra_op_num_threads"]);
-    if (options.contains("inter_op_num_threads"))
-      opts.inter_op_num_threads = std::max(1, nb::cast<int>(options["inter_op_num_threads"]));
-    if (options.contains("log_level")) opts.log_level = nb::cast<int>(options["log_level"]);
-    if (options.contains("warmup_runs")) opts.warmup_runs = std::max(1, nb::cast<int>(options["warmup_runs"]));
-    if (options.contains("execution_mode")) {
-      std::string mode = nb::cast<std::string>(options["execution_mode"]);
-      if (!runtime::parse_execution_mode(mode, &opts.execution_mode))
-        raise(invalid_argument("execution_mode '" + mode + "' is not an execution mode; the modes are " +
-                               runtime::execution_mode_names()));
-    }
-    if (options.contains("plan_cache_max_count"))
-      opts.plan_cache_max_count = std::max(1, nb::cast<int>(options["plan_cache_max_count"]));
-    if (options.contains("optimizer_enabled")) opts.optimizer.enabled = nb::cast<bool>(options["optimizer_enabled"]);
-    if (options.contains("optimizer_skip")) opts.optimizer.skip = nb::cast<std::vector<std::string>>(options["optimizer_skip"]);
-    if (options.contains("optimizer_log_applied"))
-      opts.optimizer.log_applied = nb::cast<bool>(options["optimizer_log_applied"]);
-    if (options.contains("optimizer_max_iterations"))
-      opts.optimizer.max_iterations = std::max(1, nb::cast<int>(options["optimizer_max_iterations"]));
-    if (options.contains("optimizer_fp16")) opts.optimizer.fp16 = nb::cast<bool>(options["optimizer_fp16"]);
-    if (options.contains("optimizer_int8")) opts.optimizer.int8 = nb::cast<bool>(options["optimizer_int8"]);
-    if (options.contains("optimizer_int8_dynamic") && nb::cast<bool>(options["optimizer_int8_dynamic"]))
-      opts.optimizer.int8 = opts.optimizer.int8_dynamic = true;
-    if (options.contains("jit_enabled")) opts.jit.enabled = nb::cast<bool>(options["jit_enabled"]);
-    if (options.contains("jit_fusion_score_threshold"))
-      opts.jit.fusion_score_threshold = nb::cast<double>(options["jit_fusion_score_threshold"]);
-    if (options.contains("jit_compiler")) opts.jit.compiler = nb::cast<std::string>(options["jit_compiler"]);
-    if (options.contains("jit_cache_dir")) opts.jit.cache_dir = nb::cast<std::string>(options["jit_cache_dir"]);
-    if (options.contains("plan_cache_memory_fraction"))
-      opts.plan_cache_memory_fraction = nb::cast<double>(options["plan_cache_memory_fraction"]);
+    runtime::SessionOptions opts = options_from_py(options);
     if (nb::isinstance<nb::bytes>(model)) {
       nb::bytes b = nb::cast<nb::bytes>(model);
       std::string bytes(static_cast<const char*>(b.data()), b.size());
@@ -786,6 +866,8 @@ NB_MODULE(_sdx, m) {
       out.append(nb::make_tuple(p.order, p.name, opt::pass_category_name(p.category)));
     return out;
   });
+  m.def("session_option_table", &session_option_table);
+  m.def("session_option_switches", &session_option_switches);
   m.def("supported_ops", [] { return backend::KernelRegistry::cpu().op_names(); });
   m.def("run_conformance_case", [](const std::string& dir, double rtol, double atol) {
     testing::CaseResult r;

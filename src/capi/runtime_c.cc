@@ -17,6 +17,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/dtype.h"
@@ -27,6 +28,7 @@
 #include "runtime/execution_report.h"
 #include "runtime/plan_phase.h"
 #include "runtime/session.h"
+#include "runtime/session_option_table.h"
 #include "runtime/session_options.h"
 #include "runtime/tensor_arg.h"
 
@@ -192,6 +194,16 @@ sdx_status_t check_struct_size(const char* function, const char* what, size_t si
                   std::to_string(min_size) + " (set it to sizeof the struct)");
 }
 
+// sdx_create_info_t's fields as option values (session_option_table.h); 0 is "the default" in each.
+sdx::runtime::OptionValue c_value(int32_t v) { return int64_t{v}; }
+sdx::runtime::OptionValue c_value(int64_t v) { return v; }
+sdx::runtime::OptionValue c_value(double v) { return v; }
+template <typename T>
+bool is_zero(const T& v) {
+  if constexpr (std::is_arithmetic_v<T>) return v == 0;
+  else return false;
+}
+
 // The checks every input tensor gets: struct_size, dtype (not string), ndim and dims, nbytes when given.
 // `kind` and `name` ("input", "x") name it in messages, which are built only on failure.
 sdx_status_t check_tensor(const char* function, const char* kind, const char* name, const sdx_tensor_t* t,
@@ -331,31 +343,31 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
     SessionOptions o;
     if (info) {
       if (sdx_status_t s = check_struct_size(kFn, "info", info->struct_size, SDX_CREATE_INFO_MIN_SIZE)) return s;
-      const int32_t mode = SDX_IN(info, execution_mode);
-      if (!sdx::runtime::execution_mode_from_id(mode, &o.execution_mode))
-        return fail(SDX_STATUS_INVALID_ARGUMENT, kFn,
-                    "unknown execution_mode " + std::to_string(mode) + " (an sdx_execution_mode_t: 0 to 16, " +
-                        sdx::runtime::execution_mode_names() + ")");
-      const int32_t warmup = SDX_IN(info, num_warmup_iterations);
-      const int32_t cache_count = SDX_IN(info, plan_cache_max_count);
-      const int32_t threads = SDX_IN(info, intra_op_num_threads);
-      const double fraction = SDX_IN(info, plan_cache_memory_fraction);
-      const int64_t budget = SDX_IN(info, plan_cache_memory_budget_bytes);
-      const int32_t inter = SDX_IN(info, inter_op_num_threads);
-      if (warmup < 0 || cache_count < 0 || threads < 0 || budget < 0 || inter < 0)
-        return fail(SDX_STATUS_INVALID_ARGUMENT, kFn,
-                    "negative num_warmup_iterations, plan_cache_max_count, intra_op_num_threads, "
-                    "plan_cache_memory_budget_bytes or inter_op_num_threads (0 means default)");
-      if (!(fraction >= 0 && fraction <= 1))
-        return fail(
-            SDX_STATUS_INVALID_ARGUMENT, kFn,
-            "plan_cache_memory_fraction must be in (0, 1], or 0 for the default; got " + std::to_string(fraction));
-      if (warmup > 0) o.warmup_runs = warmup;
-      if (cache_count > 0) o.plan_cache_max_count = cache_count;
-      o.intra_op_num_threads = threads;
-      o.inter_op_num_threads = std::max(1, inter);
-      if (fraction > 0) o.plan_cache_memory_fraction = fraction;
-      o.plan_cache_memory_budget_bytes = budget;
+      // Each field's option, default and range come from its row of session_options.inc (the SDX_C
+      // column). 0, or a field the caller's struct predates, keeps the default; anything else outside
+      // the range is an error (the C ABI never clamps).
+      struct CField {
+        const char* name;
+        sdx::runtime::OptionValue value;
+      };
+#define SDX_C(name) CField{#name, c_value(SDX_IN(info, name))},
+#define SDX_NO_C
+#define SDX_SESSION_OPTION(field, type, python, env, default_value, range, c_field, help) c_field
+      const CField fields[] = {
+#include "runtime/session_options.inc"
+      };
+#undef SDX_SESSION_OPTION
+#undef SDX_NO_C
+#undef SDX_C
+      for (const CField& f : fields) {
+        const bool zero = std::visit([](const auto& v) { return is_zero(v); }, f.value);
+        if (zero) continue;
+        const sdx::runtime::SessionOptionRow* row = sdx::runtime::find_session_option_by_c_field(f.name);
+        const std::string source = std::string(f.name) + " " + sdx::runtime::format_session_option(*row, f.value);
+        if (Status s = sdx::runtime::set_session_option(&o, *row, f.value, source, sdx::runtime::OptionClamp::kNever);
+            !s.is_ok())
+          return fail(kFn, Status(s.code(), s.message() + " (0 means the default)"));
+      }
     }
     auto r = std::make_unique<sdx_runtime_t>();
     r->options = std::make_shared<const SessionOptions>(o);

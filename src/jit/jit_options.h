@@ -1,5 +1,6 @@
 // JitOptions: the kernel JIT's controls (CPU_JIT, the DSP document's MLIR_CPU mode), part of
-// SessionOptions and overlaid from SDX_JIT_* environment variables (README options table).
+// SessionOptions; their SDX_JIT_* variables, defaults and ranges are rows of
+// src/runtime/session_options.inc, read by SessionOptions::from_env.
 #pragma once
 
 #include <string>
@@ -16,9 +17,6 @@ struct JitOptions {
   // Root of the kernel disk cache (SDX_JIT_CACHE_DIR); empty: $SDX_CACHE_DIR/jit, else
   // $XDG_CACHE_HOME/sdx/jit, else ~/.cache/sdx/jit. Kernels live in its subfolder v1/.
   std::string cache_dir;
-
-  // Overlays SDX_JIT_* environment variables onto `base`.
-  static JitOptions from_env(JitOptions base);
 };
 
 }  // namespace sdx::jit

@@ -1,14 +1,7 @@
 // OptimizerOptions: the user controls of the graph optimizer (the DSP document's
-// ADR 0100), a field of runtime::SessionOptions. Environment variables overlay
-// the fields when a session is created (see the README table):
-//   SDX_OPTIMIZER_ENABLED=0            run no pass at all
-//   SDX_OPTIMIZER_SKIP=A,B             skip the passes named A and B
-//   SDX_OPTIMIZER_LOG_APPLIED=1        log every rewrite as "pass: before -> after" (stderr)
-//   SDX_OPTIMIZER_MAX_ITERATIONS=N     rounds of the pipeline (default 3; stops early at a fixpoint)
-//   SDX_OPTIMIZER_FP16=1               float16 weights for MatMul/Gemm/sdx.Linear (read directly) and Conv (Cast)
-//   SDX_OPTIMIZER_INT8=1               int8 weight-only quantization (per-column scales) of MatMul/Gemm/sdx.Linear
-//   SDX_OPTIMIZER_INT8=dynamic         the same int8 weights, and X quantized per row on every call (int8_dynamic)
-//   SDX_VERIFY_EACH_PASS=1             type inference + the IR verifier after every pass (on in tests)
+// ADR 0100), a field of runtime::SessionOptions. Their environment variables (SDX_OPTIMIZER_*,
+// SDX_VERIFY_EACH_PASS), defaults and ranges are rows of src/runtime/session_options.inc, read by
+// SessionOptions::from_env when a session is created.
 #pragma once
 
 #include <string>
@@ -33,7 +26,6 @@ struct OptimizerOptions {
   bool verify_each_pass = false;
 
   bool skips(const std::string& pass) const;
-  static OptimizerOptions from_env(OptimizerOptions base);
 };
 
 }  // namespace sdx::opt

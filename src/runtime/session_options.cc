@@ -3,38 +3,45 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <string>
+
+#include "runtime/session_option_table.h"
 
 namespace sdx::runtime {
 
 Result<SessionOptions> SessionOptions::from_env(SessionOptions base) {
-  if (const char* v = std::getenv("SDX_EXECUTION_MODE")) {
-    if (!parse_execution_mode(v, &base.execution_mode))
-      return invalid_argument("SDX_EXECUTION_MODE='" + std::string(v) + "' is not an execution mode; the modes are " +
-                              execution_mode_names());
+  for (const SessionOptionRow& row : session_option_rows()) {
+    const std::string name = row.env_name();
+    const char* v = std::getenv(name.c_str());
+    if (!v || !*v) continue;  // empty counts as unset, so `SDX_X= cmd` keeps the field's value
+    Result<OptionValue> parsed = parse_session_option(row, v);
+    if (!parsed.is_ok()) return invalid_argument(name + "=" + parsed.status().message());
+    OptionValue value = std::move(parsed).value();
+    if (auto* items = std::get_if<std::vector<std::string>>(&value)) {
+      // A list variable adds to the field's list (SDX_OPTIMIZER_SKIP skips those passes too).
+      auto merged = std::get<std::vector<std::string>>(row.get(base));
+      for (std::string& s : *items)
+        if (std::find(merged.begin(), merged.end(), s) == merged.end()) merged.push_back(std::move(s));
+      value = std::move(merged);
+    }
+    if (Status s = set_session_option(&base, row, std::move(value), name + "='" + v + "'"); !s.is_ok()) return s;
   }
-  if (const char* v = std::getenv("SDX_NO_MEMORY_PLANNER"); v && std::string(v) == "1")
-    base.execution_mode = ExecutionMode::kSlotBySlot;
-  if (const char* v = std::getenv("SDX_WARMUP_ITERATIONS")) base.warmup_runs = std::max(1, std::atoi(v));
-  if (const char* v = std::getenv("SDX_PLAN_CACHE_MAX_COUNT")) base.plan_cache_max_count = std::max(1, std::atoi(v));
-  if (const char* v = std::getenv("SDX_PLAN_CACHE_MEMORY_FRACTION")) {
-    const double f = std::atof(v);
-    if (f > 0 && f <= 1) base.plan_cache_memory_fraction = f;
+  for (const SessionOptionSwitch& sw : session_option_switches()) {
+    const char* v = std::getenv(sw.env);
+    if (!v || !*v) continue;
+    Result<bool> on = parse_session_bool(v);
+    if (!on.is_ok()) return invalid_argument(std::string(sw.env) + "=" + on.status().message());
+    if (*on) sw.apply(base);
   }
-  if (const char* v = std::getenv("SDX_PLAN_CACHE_MEMORY_BUDGET_BYTES")) {
-    const long long b = std::atoll(v);
-    if (b > 0) base.plan_cache_memory_budget_bytes = b;
+  // Values set in code (C++, Python) meet the same ranges and floors as the variables'.
+  for (const SessionOptionRow& row : session_option_rows()) {
+    OptionValue value = row.get(base);
+    const std::string source = std::string("SessionOptions.") + row.field + "=" + format_session_option(row, value);
+    if (Status s = set_session_option(&base, row, std::move(value), source); !s.is_ok()) return s;
   }
-  if (const char* v = std::getenv("SDX_INTRA_OP_THREADS")) base.intra_op_num_threads = std::atoi(v);
-  if (const char* v = std::getenv("SDX_INTER_OP_THREADS")) base.inter_op_num_threads = std::max(1, std::atoi(v));
-  if (const char* v = std::getenv("SDX_LOG_LEVEL")) base.log_level = std::atoi(v);
-  base.optimizer = opt::OptimizerOptions::from_env(base.optimizer);
-  base.jit = jit::JitOptions::from_env(base.jit);
-  base.warmup_runs = std::max(1, base.warmup_runs);
-  base.inter_op_num_threads = std::max(1, base.inter_op_num_threads);
-  base.plan_cache_max_count = std::max(1, base.plan_cache_max_count);
+  // The dynamic int8 path quantizes the weights as int8 does; asking for it asks for int8.
+  if (base.optimizer.int8_dynamic) base.optimizer.int8 = true;
   return base;
 }
 

@@ -1,5 +1,6 @@
-// SessionOptions: typed configuration for a Session. Environment variables
-// (SDX_*) are parsed once into this struct by from_env(); see the README table.
+// SessionOptions: typed configuration for a Session. Every option's names, environment variable,
+// default, range and help are one row of session_options.inc (session_option_table.h reads it);
+// from_env() overlays the SDX_* variables once, when a session is created.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,9 @@ struct SessionOptions {
   // The kernel JIT (CPU_JIT: fused elementwise segments; SDX_JIT_*).
   jit::JitOptions jit;
 
-  // Overlays SDX_* environment variables onto `base`; an execution mode no table row names is an error.
+  // Overlays the SDX_* environment variables of session_options.inc onto `base`, then checks every field
+  // against its row (floors such as warmup_runs >= 1 raise the value; other ranges are errors). A malformed
+  // variable (SDX_WARMUP_ITERATIONS=abc) is an invalid_argument naming it, its value and what it accepts.
   static Result<SessionOptions> from_env(SessionOptions base);
   // plan_cache_memory_fraction of this machine's physical memory, in bytes.
   int64_t plan_cache_budget_bytes() const;

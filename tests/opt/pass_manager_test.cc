@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "pass_test_util.h"
+#include "runtime/session_options.h"
 
 namespace sdx::test {
 namespace {
@@ -81,7 +82,8 @@ TEST(PassManager, EnvironmentOverlaysTheOptions) {
   setenv("SDX_OPTIMIZER_MAX_ITERATIONS", "5", 1);
   setenv("SDX_OPTIMIZER_FP16", "true", 1);
   setenv("SDX_OPTIMIZER_INT8", "1", 1);
-  opt::OptimizerOptions o = opt::OptimizerOptions::from_env({});
+  // The variables are rows of src/runtime/session_options.inc, read with every other session option.
+  opt::OptimizerOptions o = runtime::SessionOptions::from_env({})->optimizer;
   unsetenv("SDX_OPTIMIZER_ENABLED");
   unsetenv("SDX_OPTIMIZER_SKIP");
   unsetenv("SDX_OPTIMIZER_LOG_APPLIED");
@@ -96,7 +98,7 @@ TEST(PassManager, EnvironmentOverlaysTheOptions) {
   EXPECT_TRUE(o.int8);
   EXPECT_FALSE(o.int8_dynamic);
   setenv("SDX_OPTIMIZER_INT8", "dynamic", 1);  // int8 weights and X quantized per row at run time
-  opt::OptimizerOptions d = opt::OptimizerOptions::from_env({});
+  opt::OptimizerOptions d = runtime::SessionOptions::from_env({})->optimizer;
   unsetenv("SDX_OPTIMIZER_INT8");
   EXPECT_TRUE(d.int8);
   EXPECT_TRUE(d.int8_dynamic);
