@@ -1,5 +1,5 @@
-// Reading small tensors' values and converting single elements, shared by every CPU
-// kernel family (one copy instead of one per family header).
+// Reading small tensors' values and converting single elements, shared by every CPU kernel family and
+// the optimizer (one copy instead of one per family header).
 //
 //   // Attribute-like inputs (axes, shapes, sizes, scales):
 //   SDX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, read_int64s(ctx.input(1), "axes"), "");   // any integer dtype
@@ -12,7 +12,7 @@
 //   q[i] = store_as<T>(x * 0.5);             // A -> T (16-bit floats round from float)
 //   float s = round_as<Float16>(a * b);      // mimic a 16-bit intermediate in float math
 //
-// to_f32/from_f32 and compute_t (dispatch.h) remain the float-only primitives these
+// to_f32/from_f32 and compute_t (type_dispatch.h) remain the float-only primitives these
 // build on.
 #pragma once
 
@@ -22,11 +22,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
-namespace sdx::cpu {
+namespace sdx {
 
 template <typename T>
 inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
@@ -155,4 +155,4 @@ inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims)
   return s;
 }
 
-}  // namespace sdx::cpu
+}  // namespace sdx

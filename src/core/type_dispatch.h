@@ -1,4 +1,4 @@
-// Element-type dispatch for CPU kernels.
+// Element-type dispatch: a function template run on the C++ type of a DType (kernels, the optimizer).
 //
 //   return dispatch<float, double, int32_t, int64_t>(x.dtype(), [&](auto tag) -> Status {
 //     using T = typename decltype(tag)::type;
@@ -14,7 +14,7 @@
 #include "core/float16.h"
 #include "core/status.h"
 
-namespace sdx::cpu {
+namespace sdx {
 
 template <typename T>
 struct TypeTag {
@@ -72,4 +72,4 @@ inline T from_f32(float v) {
 template <typename T>
 using compute_t = std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
 
-}  // namespace sdx::cpu
+}  // namespace sdx

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "opt/rewrite_util.h"
 
 namespace sdx::opt {
@@ -50,7 +50,7 @@ std::optional<std::vector<int64_t>> reduce_axes_keepdims(const ir::Node& reduce)
     if (reduce.num_inputs() < 2 || !reduce.input(1)) return std::nullopt;
     const Tensor* t = constant_value(reduce.input(1));
     if (!t || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
-    auto v = cpu::read_int64s(*t, "axes");
+    auto v = read_int64s(*t, "axes");
     if (!v.is_ok()) return std::nullopt;
     axes = v.value();
   } else {
@@ -157,12 +157,12 @@ std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
 
 Tensor float_tensor(DType dtype, const Shape& shape, const std::vector<double>& values) {
   Tensor t = Tensor::allocate(dtype, shape).value();
-  (void)cpu::dispatch<SDX_FLOAT_TYPES>(
+  (void)dispatch<SDX_FLOAT_TYPES>(
       dtype,
       [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
         T* p = t.data<T>();
-        for (size_t i = 0; i < values.size(); ++i) p[i] = cpu::store_as<T>(values[i]);
+        for (size_t i = 0; i < values.size(); ++i) p[i] = store_as<T>(values[i]);
         return Status::ok();
       },
       "float_tensor");
@@ -171,7 +171,7 @@ Tensor float_tensor(DType dtype, const Shape& shape, const std::vector<double>& 
 
 std::vector<double> float_values(const Tensor& t) {
   if (!is_float(t.dtype())) return {};
-  auto v = cpu::read_doubles(t, "constant", cpu::RealTypes::kFloat);
+  auto v = read_doubles(t, "constant", RealTypes::kFloat);
   return v.is_ok() ? v.value() : std::vector<double>{};
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 
 namespace sdx::opt {
 
@@ -15,7 +15,7 @@ const Tensor* constant_value(const ir::Value* v) {
 std::optional<double> uniform_constant(const ir::Value* v) {
   const Tensor* t = constant_value(v);
   if (!t || t->numel() == 0 || !dtype_is_byte_addressable(t->dtype()) || t->dtype() == DType::kString) return std::nullopt;
-  auto values = cpu::read_doubles(*t, "constant");
+  auto values = read_doubles(*t, "constant");
   if (!values.is_ok()) return std::nullopt;
   const std::vector<double>& d = values.value();
   for (double x : d)
@@ -157,7 +157,7 @@ std::optional<int64_t> fixed_dim(const ir::Value* v, int axis) {
 std::optional<std::vector<int64_t>> constant_ints(const ir::Value* v) {
   const Tensor* t = constant_value(v);
   if (!t || !dtype_is_int(t->dtype()) || !dtype_is_byte_addressable(t->dtype())) return std::nullopt;
-  auto values = cpu::read_int64s(*t, "constant");
+  auto values = read_int64s(*t, "constant");
   if (!values.is_ok()) return std::nullopt;
   return std::move(values).value();
 }

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "opt/rewrite_util.h"
 
 namespace sdx::opt {
@@ -21,7 +21,7 @@ int64_t product(const std::vector<int64_t>& dims) {
 std::optional<StaticTensor> from_tensor(const Tensor& t, int64_t max_elements) {
   if (!dtype_is_byte_addressable(t.dtype()) || t.dtype() == DType::kString || t.numel() > max_elements)
     return std::nullopt;
-  auto values = cpu::read_doubles(t, "constant", cpu::RealTypes::kNumericOrBool);
+  auto values = read_doubles(t, "constant", RealTypes::kNumericOrBool);
   if (!values.is_ok()) return std::nullopt;
   return StaticTensor{t.dtype(), t.shape().dims(), std::move(values).value()};
 }

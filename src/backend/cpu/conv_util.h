@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/type_dispatch.h"
+#include "core/tensor_values.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ir/graph.h"

@@ -37,10 +37,10 @@
 
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/broadcast.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/float_row.h"
 #include "backend/cpu/simd/vector_ops.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel.h"
 

@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/type_dispatch.h"
+#include "core/tensor_values.h"
 #include "backend/kernel.h"
 #include "core/tensor.h"
 

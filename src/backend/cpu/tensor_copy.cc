@@ -1,5 +1,5 @@
 #include "backend/cpu/tensor_copy.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 
 #include <cstring>
 #include <string>

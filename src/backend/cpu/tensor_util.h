@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/small_buffer.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/tensor.h"

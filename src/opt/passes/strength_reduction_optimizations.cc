@@ -21,7 +21,7 @@
 // Pow(x, 3) -> x * x * x is not done: it rounds twice, and GELU fusion matches Pow(x, 3).
 #include <cmath>
 
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "opt/algebra_util.h"
 #include "opt/constant_eval.h"
 #include "opt/pattern_pass.h"
@@ -46,7 +46,7 @@ std::optional<Tensor> safe_reciprocal(const Tensor& c) {
   if ((c.dtype() != DType::kFloat32 && c.dtype() != DType::kFloat64) || c.numel() == 0) return std::nullopt;
   auto r = evaluate_op("Reciprocal", {c});
   if (!r.is_ok()) return std::nullopt;
-  auto vals = cpu::read_doubles(*r, "reciprocal");
+  auto vals = read_doubles(*r, "reciprocal");
   if (!vals.is_ok()) return std::nullopt;
   const double min_normal = c.dtype() == DType::kFloat32 ? 1.17549435e-38 : 2.2250738585072014e-308;
   for (double v : *vals)

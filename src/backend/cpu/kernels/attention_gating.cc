@@ -2,9 +2,9 @@
 // transformer feed-forward blocks. A and B have identical shapes (no broadcasting).
 #include <cmath>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/seq_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

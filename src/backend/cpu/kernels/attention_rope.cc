@@ -4,9 +4,9 @@
 // [B, H, S, D] (4-D) or [B, S, H*D] (3-D, num_heads required).
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/seq_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "backend/cpu/bound_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv/dot_rows.h"
 #include "backend/cpu/reduce_util.h"

@@ -34,9 +34,9 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/conv_gemm.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/onednn_conv.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -45,13 +45,13 @@
 
 #include "backend/cpu/activation.h"
 #include "backend/cpu/bound_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv/int8_dynamic_gemm.h"
 #include "backend/cpu/gemv/int8_w16_gemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/onednn_matmul.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 

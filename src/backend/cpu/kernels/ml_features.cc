@@ -2,7 +2,7 @@
 // Binarizer (x > threshold ? 1 : 0).
 #include <string>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

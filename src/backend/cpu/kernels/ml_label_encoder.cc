@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/type_dispatch.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

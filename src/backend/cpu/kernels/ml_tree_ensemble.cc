@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/ml_tree.h"
 #include "backend/kernel_registry.h"
 

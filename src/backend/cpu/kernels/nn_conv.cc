@@ -15,7 +15,7 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/conv_gemm.h"
 #include "backend/cpu/conv_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/onednn_conv.h"
 #include "backend/kernel_registry.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/conv_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/kernel_registry.h"
 

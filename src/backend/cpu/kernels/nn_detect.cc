@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "backend/cpu/conv_util.h"
-#include "backend/cpu/dispatch.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/type_dispatch.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -12,7 +12,7 @@
 
 #include "backend/cpu/activation.h"
 #include "backend/cpu/bound_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
 #include "backend/cpu/onednn_matmul.h"

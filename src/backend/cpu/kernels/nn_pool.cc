@@ -19,7 +19,7 @@
 #include "backend/cpu/bound_util.h"
 #include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/conv_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/onednn_pool.h"
 #include "backend/kernel_registry.h"
 

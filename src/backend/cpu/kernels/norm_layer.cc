@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "backend/cpu/bound_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/reduce_util.h"
 #include "backend/cpu/simd/vector_ops.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/seq_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

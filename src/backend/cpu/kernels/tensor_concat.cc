@@ -6,10 +6,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/parallel_copy.h"
 #include "backend/cpu/tensor_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"

@@ -2,9 +2,9 @@
 // Identity, Constant, ConstantOfShape, Shape, Size, EyeLike, Range, Dropout (inference).
 #include <cmath>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/tensor_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

@@ -4,10 +4,10 @@
 #include <numeric>
 
 #include "backend/cpu/bound_util.h"
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/permute.h"
 #include "backend/cpu/tensor_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

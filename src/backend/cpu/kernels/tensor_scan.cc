@@ -2,9 +2,9 @@
 // CumSum, CumProd (exclusive/reverse), ReverseSequence, Trilu, Col2Im.
 #include <algorithm>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/tensor_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

@@ -1,9 +1,9 @@
 // Tensor-manipulation kernels that read a window of the input: Slice, Pad, CenterCropPad.
 #include <algorithm>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/cpu/tensor_util.h"
-#include "backend/cpu/tensor_values.h"
+#include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

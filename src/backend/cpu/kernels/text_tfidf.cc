@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/dispatch.h"
+#include "core/type_dispatch.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
