@@ -8,10 +8,11 @@
 //   // An op that is not in the graph (a scratch one-node graph):
 //   SDX_ASSIGN_OR_RETURN(Tensor sum, evaluate_op("Add", {c1, c2}), "c1 + c2");
 //
-// The kernels are the CPU reference kernels (the same ones the conformance suite
-// checks), so a folded value is bitwise what the CPU backend would compute at run
-// time. Nothing here allocates beyond the kernel's own outputs; errors are values
-// (a kernel rejecting its inputs is not a pass failure, the caller just skips).
+// The optimizer knows no backend: the runtime supplies the evaluator (register_constant_evaluator, done
+// by runtime/cpu_constant_evaluator.cc when libsdx loads), which runs the CPU reference kernels (the
+// same ones the conformance suite checks), so a folded value is bitwise what the CPU backend computes at
+// run time. Errors are values (a kernel rejecting its inputs is not a pass failure, the caller just
+// skips); with no evaluator registered nothing folds.
 #pragma once
 
 #include <string>
@@ -23,6 +24,17 @@
 #include "ir/graph.h"
 
 namespace sdx::opt {
+
+// Runs one node on constant inputs (one per node input; nullptr for an omitted one) and returns one
+// Datum per node output.
+class ConstantEvaluator {
+ public:
+  virtual ~ConstantEvaluator() = default;
+  virtual Result<std::vector<Datum>> evaluate(const ir::Node& n, const std::vector<const Tensor*>& inputs) const = 0;
+};
+
+// The evaluator every later evaluate_node uses (it must live for the rest of the process; null: none).
+void register_constant_evaluator(const ConstantEvaluator* evaluator);
 
 // Runs n's kernel once on `inputs` (one per node input; nullptr for an omitted one). Nodes with
 // subgraphs are refused. Returns one Datum per node output (empty for an omitted output).
