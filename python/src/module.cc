@@ -16,6 +16,7 @@
 #include "backend/cpu/parallel_copy.h"
 #include "numpy_fast.h"
 #include "py_status.h"
+#include "api/load.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "frontend/onnx/onnx_loader.h"
@@ -309,11 +310,11 @@ class PySession {
       nb::bytes b = nb::cast<nb::bytes>(model);
       std::string bytes(static_cast<const char*>(b.data()), b.size());
       nb::gil_scoped_release release;
-      session_ = unwrap(runtime::Session::load_bytes(bytes, opts));
+      session_ = unwrap(api::load_session_bytes(bytes, opts));
     } else {
       std::string path = nb::cast<std::string>(nb::str(model));
       nb::gil_scoped_release release;
-      session_ = unwrap(runtime::Session::load_file(path, opts));
+      session_ = unwrap(api::load_session_file(path, opts));
     }
     pool_ = std::make_unique<runtime::ContextPool>(session_.get());
     for (const auto& v : session_->inputs()) {

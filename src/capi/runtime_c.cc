@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/load.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/status.h"
@@ -384,7 +385,7 @@ sdx_status_t sdxLoadBundle(sdx_runtime_t* runtime, const char* path, sdx_bundle_
     if (!runtime) return null_argument(kFn, "runtime");
     if (!path) return null_argument(kFn, "path");
     if (!out) return null_argument(kFn, "out");
-    return load_bundle(kFn, runtime, Session::load_file(path, *runtime->options), out);
+    return load_bundle(kFn, runtime, sdx::api::load_session_file(path, *runtime->options), out);
   });
 }
 
@@ -395,7 +396,7 @@ sdx_status_t sdxLoadBundleFromMemory(sdx_runtime_t* runtime, const void* data, s
     if (!data) return null_argument(kFn, "data");
     if (!out) return null_argument(kFn, "out");
     const std::string bytes(static_cast<const char*>(data), size);
-    return load_bundle(kFn, runtime, Session::load_bytes(bytes, *runtime->options), out);
+    return load_bundle(kFn, runtime, sdx::api::load_session_bytes(bytes, *runtime->options), out);
   });
 }
 

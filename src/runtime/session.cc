@@ -5,24 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include "frontend/onnx/onnx_loader.h"
 #include "jit/jit_engine.h"
 #include "obs/diagnostics.h"
 #include "runtime/compile_model.h"
 
 namespace sdx::runtime {
-
-Result<std::unique_ptr<Session>> Session::load_file(const std::string& path, SessionOptions options) {
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
-  auto s = create(std::move(model), options);
-  if (!s.is_ok()) return s.status().with_context("model '" + path + "'");
-  return s;
-}
-
-Result<std::unique_ptr<Session>> Session::load_bytes(const std::string& bytes, SessionOptions options) {
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(bytes), "");
-  return create(std::move(model), options);
-}
 
 Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions options) {
   std::unique_ptr<Session> s(new Session());

@@ -1,7 +1,7 @@
 // Session: a loaded, verified model ready to run. Immutable after load; run()
 // may be called from many threads at once.
 //
-//   SDX_ASSIGN_OR_RETURN(auto session, Session::load_file("model.onnx"), "");
+//   SDX_ASSIGN_OR_RETURN(auto session, api::load_session_file("model.onnx"), "");   // api/load.h
 //   std::vector<std::pair<std::string, Datum>> feeds = {{"x", Datum::tensor(x)}};
 //   SDX_ASSIGN_OR_RETURN(std::vector<Datum> outs, session->run(feeds, {"y"}), "");
 //
@@ -49,9 +49,7 @@ namespace sdx::runtime {
 
 class Session {
  public:
-  static Result<std::unique_ptr<Session>> load_file(const std::string& path, SessionOptions options = {});
-  static Result<std::unique_ptr<Session>> load_bytes(const std::string& bytes, SessionOptions options = {});
-  // Takes an already-built model (C++ graph builder, tests).
+  // Takes a model (from api/load.h's ONNX loading, the C++ graph builder, tests).
   static Result<std::unique_ptr<Session>> create(ir::Model model, SessionOptions options = {});
   ~Session();
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/float16.h"
+#include "api/load.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "runtime/session.h"
 #include "runtime/execution_report.h"
@@ -138,7 +139,7 @@ CaseResult run_conformance_case(const std::string& case_dir, double rtol, double
     r.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
-  auto session = runtime::Session::load_file((fs::path(case_dir) / "model.onnx").string());
+  auto session = api::load_session_file((fs::path(case_dir) / "model.onnx").string());
   if (!session.is_ok()) {
     const Status& s = session.status();
     return finish(s.code() == StatusCode::kUnimplemented ? CaseResult::kSkipped : CaseResult::kFailed, "load: " + s.to_string());

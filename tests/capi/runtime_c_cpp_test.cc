@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/load.h"
 #include "../testing/heap_counter.h"
 #include "runtime/session.h"
 #include "sdx/sdx_runtime_c.h"
@@ -74,7 +75,7 @@ class CApi : public ::testing::Test {
 // Heap allocations of 100 replayed calls of Session::run on a context of its own.
 uint64_t session_replay_allocations(const std::string& model, std::vector<float>& x, const int64_t* dims) {
   using namespace sdx::runtime;
-  auto session = Session::load_bytes(model);
+  auto session = sdx::api::load_session_bytes(model);
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
   if (!session.is_ok()) return ~uint64_t{0};
   auto ctx = (*session)->create_context();
