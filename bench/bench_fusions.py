@@ -46,7 +46,7 @@ def layernorm(n=128, h=256):
              helper.make_node("Div", ["d", "s"], ["nrm"]), helper.make_node("Mul", ["nrm", "g"], ["sc"]),
              helper.make_node("Add", ["sc", "b"], ["y"])]
     inits = [_const("two", 2.0), _const("eps", 1e-5), _const("g", RNG.standard_normal(h)), _const("b", RNG.standard_normal(h))]
-    return "LayerNorm", "NormalizationFusionOptimizations", _model(nodes, [("x", [1, n, h])], "y", inits), {"x": [1, n, h]}
+    return "LayerNorm", "fuse_normalizations", _model(nodes, [("x", [1, n, h])], "y", inits), {"x": [1, n, h]}
 
 
 def gelu(n=128, h=1024):
@@ -54,14 +54,14 @@ def gelu(n=128, h=1024):
              helper.make_node("Add", ["e", "one"], ["e1"]), helper.make_node("Mul", ["x", "e1"], ["m"]),
              helper.make_node("Mul", ["m", "half"], ["y"])]
     inits = [_const("sq2", np.sqrt(2.0)), _const("one", 1.0), _const("half", 0.5)]
-    return "GELU (erf)", "ActivationFusionOptimizations", _model(nodes, [("x", [1, n, h])], "y", inits), {"x": [1, n, h]}
+    return "GELU (erf)", "fuse_activations", _model(nodes, [("x", [1, n, h])], "y", inits), {"x": [1, n, h]}
 
 
 def linear(n=128, k=256, m=1024):
     nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["u"]),
              helper.make_node("Relu", ["u"], ["y"])]
     inits = [_const("w", RNG.standard_normal((k, m)) * 0.05), _const("b", RNG.standard_normal(m))]
-    return "Linear (MatMul+Add+Relu)", "LinearFusionOptimizations", _model(nodes, [("x", [n, k])], "y", inits), {"x": [n, k]}
+    return "Linear (MatMul+Add+Relu)", "fuse_linear", _model(nodes, [("x", [n, k])], "y", inits), {"x": [n, k]}
 
 
 def attention(b=1, h=4, s=128, d=64):
@@ -69,7 +69,7 @@ def attention(b=1, h=4, s=128, d=64):
              helper.make_node("Div", ["sc", "sd"], ["ss"]), helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
              helper.make_node("MatMul", ["p", "v"], ["y"])]
     shp = [b, h, s, d]
-    return ("Attention (S=128)", "AttentionFusionOptimizations",
+    return ("Attention (S=128)", "fuse_attention",
             _model(nodes, [("q", shp), ("k", shp), ("v", shp)], "y", [_const("sd", np.sqrt(d))]), {"q": shp, "k": shp, "v": shp})
 
 
@@ -80,7 +80,7 @@ def conv_bn_relu(c=16, hw=32):
              helper.make_node("Relu", ["bn"], ["y"])]
     inits = [_const("w", w), _const("sc", RNG.uniform(0.5, 1.5, c)), _const("bi", RNG.standard_normal(c)),
              _const("mu", RNG.standard_normal(c) * 0.1), _const("var", RNG.uniform(0.5, 1.5, c))]
-    return "Conv+BN+Relu", "ConvEpilogueFusionOptimizations", _model(nodes, [("x", [1, c, hw, hw])], "y", inits), {"x": [1, c, hw, hw]}
+    return "Conv+BN+Relu", "fuse_conv_epilogue", _model(nodes, [("x", [1, c, hw, hw])], "y", inits), {"x": [1, c, hw, hw]}
 
 
 def swiglu(n=128, k=256, m=512):
@@ -88,7 +88,7 @@ def swiglu(n=128, k=256, m=512):
              helper.make_node("Sigmoid", ["a"], ["sa"]), helper.make_node("Mul", ["a", "sa"], ["silu"]),
              helper.make_node("Mul", ["silu", "g"], ["y"])]
     inits = [_const("w1", RNG.standard_normal((k, m)) * 0.05), _const("w2", RNG.standard_normal((k, m)) * 0.05)]
-    return "SwiGLU", "GatedDeltaNetFusionOptimizations", _model(nodes, [("x", [n, k])], "y", inits), {"x": [n, k]}
+    return "SwiGLU", "fuse_gated_linear_units", _model(nodes, [("x", [n, k])], "y", inits), {"x": [n, k]}
 
 
 def main() -> int:

@@ -15,8 +15,10 @@ int OptimizationReport::total_rewrites() const {
 }
 
 int OptimizationReport::rewrites_of(const std::string& pass) const {
+  const PassInfo* info = find_pass(pass);  // the report is keyed by table names; an alias finds its pass too
+  const std::string& key = info ? info->name : pass;
   for (const auto& [p, c] : rewrites_per_pass)
-    if (p == pass) return c;
+    if (p == key) return c;
   return 0;
 }
 
@@ -30,13 +32,20 @@ std::map<std::string, int> histogram(const ir::Graph& g) {
 
 Result<OptimizationReport> optimize(ir::Graph& graph, const OptimizerOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  // A pass missing from the pipeline would change every model's graph silently; refuse instead.
+  if (!pass_table_problems().empty()) {
+    std::string why;
+    for (const std::string& p : pass_table_problems()) why += (why.empty() ? "" : "; ") + p;
+    return internal_error("the optimizer's pass table and its registered passes disagree: " + why);
+  }
   OptimizationReport rep;
   rep.enabled = options.enabled;
   rep.ops_before = histogram(graph);
   rep.nodes_before = static_cast<int>(graph.nodes().size());
   std::vector<std::pair<const PassInfo*, std::unique_ptr<Pass>>> pipeline;
   for (const PassInfo& info : registered_passes()) {
-    if (options.skips(info.name)) {
+    // Skip lists written before the passes had table names still work: the DSP alias skips too.
+    if (options.skips(info.name) || options.skips(info.alias)) {
       rep.skipped.push_back(info.name);
       continue;
     }
@@ -48,20 +57,21 @@ Result<OptimizationReport> optimize(ir::Graph& graph, const OptimizerOptions& op
       ++rep.iterations;
       int changed = 0;
       for (size_t i = 0; i < pipeline.size(); ++i) {
+        const std::string& name = pipeline[i].first->name;
         Pass& pass = *pipeline[i].second;
-        PassContext ctx(options, pass.name(), &rep.log);
+        PassContext ctx(options, name, &rep.log);
         auto n = pass.run(graph, ctx);
-        if (!n.is_ok()) return n.status().with_context(std::string("optimizer pass ") + pass.name());
+        if (!n.is_ok()) return n.status().with_context("optimizer pass " + name);
         graph.collect_garbage();
         if (n.value() == 0) continue;
         changed += n.value();
         rep.rewrites_per_pass[i].second += n.value();
-        SDX_RETURN_IF_ERROR(graph.sort_topologically(), std::string("after optimizer pass ") + pass.name());
+        SDX_RETURN_IF_ERROR(graph.sort_topologically(), "after optimizer pass " + name);
         // Values a rewrite created get their types (and static shapes) before the next pass matches on
         // them, whether or not each pass is verified, so tests and production optimize alike.
-        SDX_RETURN_IF_ERROR(ir::infer_types(graph), std::string("type inference after optimizer pass ") + pass.name());
+        SDX_RETURN_IF_ERROR(ir::infer_types(graph), "type inference after optimizer pass " + name);
         if (options.verify_each_pass)
-          SDX_RETURN_IF_ERROR(ir::verify(graph), std::string("verifier after optimizer pass ") + pass.name());
+          SDX_RETURN_IF_ERROR(ir::verify(graph), "verifier after optimizer pass " + name);
       }
       if (changed == 0) break;  // fixpoint
     }

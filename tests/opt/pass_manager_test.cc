@@ -31,15 +31,33 @@ TEST(PassManager, DisabledRunsNothing) {
 }
 
 TEST(PassManager, SkippedPassesDoNoWorkAndAreReported) {
+  // By table name, and by the DSP alias that skip lists written before the table still use.
+  for (const char* spelling : {"remove_identities", "IdentityFunctionOptimizations"}) {
+    ir::Model m = identities();
+    opt::OptimizerOptions o;
+    o.skip = {spelling};
+    auto rep = opt::optimize(*m.graph, o);
+    ASSERT_TRUE(rep.is_ok()) << spelling;
+    EXPECT_EQ(rep->rewrites_of("remove_identities"), 0) << spelling;
+    EXPECT_EQ(rep->ops_after.at("Identity"), 2) << spelling;
+    EXPECT_EQ(rep->rewrites_of("eliminate_dead_nodes"), 1) << spelling;  // the dead Neg still goes
+    EXPECT_EQ(rep->skipped, (std::vector<std::string>{"remove_identities"})) << spelling;
+  }
+}
+
+TEST(PassManager, ReportsUseTableNamesAndFindAliasesToo) {
   ir::Model m = identities();
-  opt::OptimizerOptions o;
-  o.skip = {"IdentityFunctionOptimizations"};
-  auto rep = opt::optimize(*m.graph, o);
+  auto rep = opt::optimize(*m.graph, opt::OptimizerOptions{});
   ASSERT_TRUE(rep.is_ok());
-  EXPECT_EQ(rep->rewrites_of("IdentityFunctionOptimizations"), 0);
-  EXPECT_EQ(rep->ops_after.at("Identity"), 2);
-  EXPECT_EQ(rep->rewrites_of("UnusedFunctionOptimizations"), 1);  // the dead Neg still goes
-  EXPECT_EQ(rep->skipped, (std::vector<std::string>{"IdentityFunctionOptimizations"}));
+  std::vector<std::string> keys, names;
+  for (const auto& [pass, n] : rep->rewrites_per_pass) keys.push_back(pass);
+  for (const opt::PassInfo& p : opt::registered_passes()) names.push_back(p.name);
+  EXPECT_EQ(keys, names);
+  EXPECT_EQ(rep->rewrites_of("remove_identities"), 2);
+  EXPECT_EQ(rep->rewrites_of("IdentityFunctionOptimizations"), 2);
+  EXPECT_EQ(rep->rewrites_of("no_such_pass"), 0);
+  for (const opt::Rewrite& w : rep->log) EXPECT_NE(opt::find_pass(w.pass), nullptr) << w.pass;
+  EXPECT_EQ(rep->log.front().pass, "eliminate_dead_nodes");  // the dead Neg, first in the pipeline
 }
 
 TEST(PassManager, LogAppliedPrintsExactlyTheRewritesPerformed) {
@@ -56,7 +74,7 @@ TEST(PassManager, LogAppliedPrintsExactlyTheRewritesPerformed) {
   for (const opt::Rewrite& w : rep->log)
     expected += "sdx optimizer: " + w.pass + ": " + w.what + " (node '" + w.node + "')\n";
   EXPECT_EQ(err, expected);
-  EXPECT_NE(err.find("IdentityFunctionOptimizations: Identity(x) -> x"), std::string::npos);
+  EXPECT_NE(err.find("remove_identities: Identity(x) -> x"), std::string::npos);
   EXPECT_EQ(rep->ops_after, (std::map<std::string, int>{{"Relu", 1}}));
 }
 
@@ -108,7 +126,28 @@ TEST(PassManager, PassesAreRegisteredInPipelineOrder) {
   const auto& passes = opt::registered_passes();
   ASSERT_GE(passes.size(), 2u);
   for (size_t i = 1; i < passes.size(); ++i) EXPECT_LT(passes[i - 1].order, passes[i].order) << passes[i].name;
-  EXPECT_EQ(passes.front().name, "UnusedFunctionOptimizations");
+  EXPECT_EQ(passes.front().name, "eliminate_dead_nodes");
+  EXPECT_EQ(passes.front().alias, "UnusedFunctionOptimizations");
+}
+
+// Every row of pass_table.inc has its pass file's factory, and each pass is the class its row's
+// alias names, in its row's category.
+TEST(PassManager, TableAndRegisteredPassesAgree) {
+  EXPECT_EQ(opt::pass_table_problems(), std::vector<std::string>{});
+  const auto& passes = opt::registered_passes();
+  EXPECT_EQ(passes.size(), 26u);
+  for (const opt::PassInfo& p : passes) {
+    std::unique_ptr<opt::Pass> pass = p.create();
+    EXPECT_EQ(pass->name(), p.alias);
+    EXPECT_EQ(pass->category(), p.category) << p.name;
+    EXPECT_FALSE(p.summary.empty()) << p.name;
+    EXPECT_EQ(p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string::npos) << p.name;
+    EXPECT_EQ(opt::find_pass(p.name), &p);
+    EXPECT_EQ(opt::find_pass(p.alias), &p);
+  }
+  EXPECT_EQ(opt::find_pass("fold_constants")->alias, "ConstantFunctionOptimizations");
+  EXPECT_EQ(opt::find_pass("AttentionFusionOptimizations")->name, "fuse_attention");
+  EXPECT_EQ(opt::find_pass("no_such_pass"), nullptr);
 }
 
 }  // namespace

@@ -10,13 +10,16 @@
 //     b.output(y);
 //     return b.model();
 //   };
-//   PassCheck r = check_pass({"AlgebraicOptimizations"}, build, {{"x", random_f32({2, 3}, 1)}});
-//   EXPECT_EQ(r.report.rewrites_of("AlgebraicOptimizations"), 1);
+//   PassCheck r = check_pass({"simplify_algebra"}, build, {{"x", random_f32({2, 3}, 1)}});
+//   EXPECT_EQ(r.report.rewrites_of("simplify_algebra"), 1);
+//
+// Passes may be named by table name or DSP alias ("AlgebraicOptimizations"), as in SDX_OPTIMIZER_SKIP.
 //   EXPECT_EQ(r.ops_after.count("Add"), 0u);
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -89,8 +92,11 @@ struct PassCheck {
 inline opt::OptimizerOptions only(const std::vector<std::string>& passes) {
   opt::OptimizerOptions o;
   o.verify_each_pass = true;
-  for (const opt::PassInfo& p : opt::registered_passes())
-    if (std::find(passes.begin(), passes.end(), p.name) == passes.end()) o.skip.push_back(p.name);
+  for (const opt::PassInfo& p : opt::registered_passes()) {
+    const bool named = std::find(passes.begin(), passes.end(), p.name) != passes.end() ||
+                       std::find(passes.begin(), passes.end(), p.alias) != passes.end();
+    if (!named) o.skip.push_back(p.name);
+  }
   return o;
 }
 

@@ -4,10 +4,10 @@ it makes, and the optimized session computes what the unoptimized one (and onnxr
 Per model, from InferenceSession.optimization_report() ({"rewrites_per_pass": {pass: n}, "ops_before":
 {op: n}, "ops_after": {op: n}, "log": [...]}):
   * attention: ops_after["sdx.Attention"] == number of layers, no Softmax left, and
-    AttentionFusionOptimizations made one rewrite per layer;
+    fuse_attention made one rewrite per layer;
   * LayerNorm: ops_after["LayerNormalization"] == the model's LayerNorms (no ReduceMean left);
   * GELU: no Erf left;
-  * Q/K/V: HorizontalFusionOptimizations made one rewrite per layer (it counts one rewrite per merged group
+  * Q/K/V: fuse_sibling_matmuls made one rewrite per layer (it counts one rewrite per merged group
     of matmuls, and each layer has exactly one group: its Q/K/V triple);
   * Conv + BatchNormalization: no BatchNormalization left.
 Outputs: optimized vs SessionOptions.optimizer_enabled = False within rtol 1e-4 / atol 1e-5; vs onnxruntime
@@ -81,14 +81,14 @@ def test_every_pattern_is_fused(name, model_bytes):
     print("  ops after: " + ", ".join(f"{op} {n}" for op, n in sorted(after.items())))
 
     assert after.get("sdx.Attention", 0) == expected["attention"], after
-    assert rewrites.get("AttentionFusionOptimizations", 0) == expected["attention"], rewrites
+    assert rewrites.get("fuse_attention", 0) == expected["attention"], rewrites
     if expected["attention"]:
         assert "Softmax" not in after, after
     assert after.get("LayerNormalization", 0) == expected["layer_norms"], after
     if expected["layer_norms"]:
         assert "ReduceMean" not in after, after
     assert "Erf" not in after, after
-    assert rewrites.get("HorizontalFusionOptimizations", 0) == expected["qkv"], rewrites
+    assert rewrites.get("fuse_sibling_matmuls", 0) == expected["qkv"], rewrites
     assert before.get("BatchNormalization", 0) == expected["conv_bn"], before
     assert "BatchNormalization" not in after, after
 
@@ -97,7 +97,7 @@ def test_every_pattern_is_fused(name, model_bytes):
 def test_optimized_outputs_match_unoptimized_and_onnxruntime(name, model_bytes):
     data = model_bytes(name)
     optimized, plain = session(data, True), session(data, False)
-    assert plain.optimization_report()["rewrites_per_pass"].get("AttentionFusionOptimizations", 0) == 0
+    assert plain.optimization_report()["rewrites_per_pass"].get("fuse_attention", 0) == 0
     feeds = make_feeds(plain)
     names = [o.name for o in plain.get_outputs()]
     want = plain.run(None, feeds)

@@ -190,7 +190,7 @@ class ActivationFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(1800, [] { return std::make_unique<ActivationFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_activations", [] { return std::make_unique<ActivationFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

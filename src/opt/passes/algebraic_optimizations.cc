@@ -110,7 +110,7 @@ class AlgebraicOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(500, [] { return std::make_unique<AlgebraicOptimizations>(); });
+const PassRegistrar kRegistrar("simplify_algebra", [] { return std::make_unique<AlgebraicOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

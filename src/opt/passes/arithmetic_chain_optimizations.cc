@@ -137,7 +137,7 @@ class ArithmeticChainOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(700, [] { return std::make_unique<ArithmeticChainOptimizations>(); });
+const PassRegistrar kRegistrar("fold_arithmetic_chains", [] { return std::make_unique<ArithmeticChainOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -306,7 +306,7 @@ class AttentionFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(1500, [] { return std::make_unique<AttentionFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_attention", [] { return std::make_unique<AttentionFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -114,7 +114,7 @@ class BroadcastEliminationOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(300, [] { return std::make_unique<BroadcastEliminationOptimizations>(); });
+const PassRegistrar kRegistrar("eliminate_broadcasts", [] { return std::make_unique<BroadcastEliminationOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

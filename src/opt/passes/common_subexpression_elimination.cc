@@ -102,7 +102,7 @@ class CommonSubexpressionElimination final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(1400, [] { return std::make_unique<CommonSubexpressionElimination>(); });
+const PassRegistrar kRegistrar("merge_common_subexpressions", [] { return std::make_unique<CommonSubexpressionElimination>(); });
 
 }  // namespace
 }  // namespace sdx::opt

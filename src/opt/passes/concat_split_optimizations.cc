@@ -201,7 +201,7 @@ class ConcatSplitOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(1000, [] { return std::make_unique<ConcatSplitOptimizations>(); });
+const PassRegistrar kRegistrar("simplify_concat_split", [] { return std::make_unique<ConcatSplitOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -138,7 +138,7 @@ class ConstantFunctionOptimizations final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(200, [] { return std::make_unique<ConstantFunctionOptimizations>(); });
+const PassRegistrar kRegistrar("fold_constants", [] { return std::make_unique<ConstantFunctionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

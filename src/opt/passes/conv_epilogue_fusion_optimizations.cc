@@ -63,7 +63,7 @@ class ConvEpilogueFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(2400, [] { return std::make_unique<ConvEpilogueFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_conv_epilogue", [] { return std::make_unique<ConvEpilogueFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -153,7 +153,7 @@ class ConvLayoutOptimizations final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(2600, [] { return std::make_unique<ConvLayoutOptimizations>(); });
+const PassRegistrar kRegistrar("block_conv_layouts", [] { return std::make_unique<ConvLayoutOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -96,7 +96,7 @@ class ConvResidualFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(2500, [] { return std::make_unique<ConvResidualFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_conv_residual", [] { return std::make_unique<ConvResidualFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

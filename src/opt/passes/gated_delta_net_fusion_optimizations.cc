@@ -130,7 +130,7 @@ class GatedDeltaNetFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(2000, [] { return std::make_unique<GatedDeltaNetFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_gated_linear_units", [] { return std::make_unique<GatedDeltaNetFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -160,7 +160,7 @@ class HorizontalFusionOptimizations final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(1600, [] { return std::make_unique<HorizontalFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_sibling_matmuls", [] { return std::make_unique<HorizontalFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -40,7 +40,7 @@ class IdentityFunctionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kCleanup; }
 };
 
-const PassRegistrar kRegistrar(900, [] { return std::make_unique<IdentityFunctionOptimizations>(); });
+const PassRegistrar kRegistrar("remove_identities", [] { return std::make_unique<IdentityFunctionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -107,7 +107,7 @@ class LinearFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(2100, [] { return std::make_unique<LinearFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_linear", [] { return std::make_unique<LinearFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

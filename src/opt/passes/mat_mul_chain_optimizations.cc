@@ -81,7 +81,7 @@ class MatMulChainOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(1700, [] { return std::make_unique<MatMulChainOptimizations>(); });
+const PassRegistrar kRegistrar("fold_matmul_chains", [] { return std::make_unique<MatMulChainOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

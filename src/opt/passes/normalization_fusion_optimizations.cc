@@ -354,7 +354,7 @@ class NormalizationFusionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kFusion; }
 };
 
-const PassRegistrar kRegistrar(1900, [] { return std::make_unique<NormalizationFusionOptimizations>(); });
+const PassRegistrar kRegistrar("fuse_normalizations", [] { return std::make_unique<NormalizationFusionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -99,7 +99,7 @@ class PeepholeOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(600, [] { return std::make_unique<PeepholeOptimizations>(); });
+const PassRegistrar kRegistrar("collapse_op_pairs", [] { return std::make_unique<PeepholeOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -312,7 +312,7 @@ class QuantizationOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kPrecision; }
 };
 
-const PassRegistrar kRegistrar(2300, [] { return std::make_unique<QuantizationOptimizations>(); });
+const PassRegistrar kRegistrar("quantize_weights", [] { return std::make_unique<QuantizationOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

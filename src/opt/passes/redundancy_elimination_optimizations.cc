@@ -208,7 +208,7 @@ class RedundancyEliminationOptimizations final : public PatternPass {
   }
 };
 
-const PassRegistrar kRegistrar(1200, [] { return std::make_unique<RedundancyEliminationOptimizations>(); });
+const PassRegistrar kRegistrar("eliminate_redundancy", [] { return std::make_unique<RedundancyEliminationOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

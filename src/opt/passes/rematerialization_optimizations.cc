@@ -82,7 +82,7 @@ class RematerializationOptimizations final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(2200, [] { return std::make_unique<RematerializationOptimizations>(); });
+const PassRegistrar kRegistrar("rematerialize_broadcasts", [] { return std::make_unique<RematerializationOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -119,7 +119,7 @@ class ReorderingOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kLayout; }
 };
 
-const PassRegistrar kRegistrar(400, [] { return std::make_unique<ReorderingOptimizations>(); });
+const PassRegistrar kRegistrar("fold_transposes", [] { return std::make_unique<ReorderingOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -61,7 +61,7 @@ class SelectWhereOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(1100, [] { return std::make_unique<SelectWhereOptimizations>(); });
+const PassRegistrar kRegistrar("simplify_where", [] { return std::make_unique<SelectWhereOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -164,7 +164,7 @@ class ShapeFunctionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kConstant; }
 };
 
-const PassRegistrar kRegistrar(1300, [] { return std::make_unique<ShapeFunctionOptimizations>(); });
+const PassRegistrar kRegistrar("fold_shapes", [] { return std::make_unique<ShapeFunctionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -91,7 +91,7 @@ class StrengthReductionOptimizations final : public PatternPass {
   PassCategory category() const override { return PassCategory::kAlgebraic; }
 };
 
-const PassRegistrar kRegistrar(800, [] { return std::make_unique<StrengthReductionOptimizations>(); });
+const PassRegistrar kRegistrar("reduce_strength", [] { return std::make_unique<StrengthReductionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt

@@ -36,7 +36,7 @@ class UnusedFunctionOptimizations final : public Pass {
   }
 };
 
-const PassRegistrar kRegistrar(100, [] { return std::make_unique<UnusedFunctionOptimizations>(); });
+const PassRegistrar kRegistrar("eliminate_dead_nodes", [] { return std::make_unique<UnusedFunctionOptimizations>(); });
 
 }  // namespace
 }  // namespace sdx::opt
