@@ -19,8 +19,12 @@
 
 namespace sdx::jit {
 
-enum class JitState : uint8_t { kPending, kReady, kFailed };
-const char* jit_state_name(JitState s);  // PENDING, READY, FAILED
+enum class JitState : uint8_t {
+#define SDX_JIT_COMPILE_STATE(enumerator, NAME) enumerator,
+#include "jit/jit_states.inc"
+#undef SDX_JIT_COMPILE_STATE
+};
+const char* jit_state_name(JitState s);  // PENDING, READY, FAILED (jit_states.inc)
 
 class CompiledSegment {
  public:

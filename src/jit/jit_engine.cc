@@ -61,9 +61,10 @@ void report_refused_cache(const DiskCache& cache, const Status& why) {
 
 const char* jit_state_name(JitState s) {
   switch (s) {
-    case JitState::kPending: return "PENDING";
-    case JitState::kReady: return "READY";
-    case JitState::kFailed: return "FAILED";
+#define SDX_JIT_COMPILE_STATE(enumerator, NAME) \
+  case JitState::enumerator: return #NAME;
+#include "jit/jit_states.inc"
+#undef SDX_JIT_COMPILE_STATE
   }
   return "?";
 }

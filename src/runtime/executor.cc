@@ -243,7 +243,7 @@ Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
 Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      std::chrono::steady_clock::time_point t0, ExecutionReport* report) const {
   e.last_used.store(c_.cache->tick(), std::memory_order_relaxed);
-  if (e.calls == 0 && e.warmup_runs == 0 && e.phase == PlanPhase::kWarmup) {
+  if (e.calls == 0 && e.warmup_runs == 0 && e.phase == PlanPhase::kWarmup && e.shapes.empty()) {
     // A new plan entry: its first calls run slot by slot to learn the shapes.
     diag(DiagCategory::kFallback, DiagLevel::kSummary, "NEW_SHAPE_SIGNATURE", [&] {
       return "new input-shape signature (" + describe(args) + "): " + std::to_string(c_.warmup_runs) +
@@ -251,12 +251,19 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     });
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
   }
-  // Passivated under memory pressure: re-freeze from the kept warmup record.
+  // A warmup record without frozen memory: from a bundle (a new entry), or kept when the plan cache
+  // passivated the entry under memory pressure. Freeze from it now.
   if (e.phase == PlanPhase::kWarmup && !e.shapes.empty()) {
-    diag(DiagCategory::kCache, DiagLevel::kSummary, "REFREEZE_AFTER_PASSIVATION", [&] {
-      return "plan memory was passivated under the plan cache's memory budget; frozen again from the kept warmup "
-             "record (" + describe(args) + ")";
-    });
+    if (e.calls == 0)
+      diag(DiagCategory::kCache, DiagLevel::kSummary, "PLAN_FROM_BUNDLE", [&] {
+        return "warmup record of this signature from the bundle: frozen and captured on the first call (" +
+               describe(args) + ")";
+      });
+    else
+      diag(DiagCategory::kCache, DiagLevel::kSummary, "REFREEZE_AFTER_PASSIVATION", [&] {
+        return "plan memory was passivated under the plan cache's memory budget; frozen again from the kept warmup "
+               "record (" + describe(args) + ")";
+      });
     e.passivated.store(false, std::memory_order_relaxed);
     SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
   }
@@ -311,9 +318,9 @@ void Executor::finish_call(PlanEntry& e, double us, bool replayed, const char* f
   report->jit_pending_segments = report->jit_failed_segments = 0;
   if (e.jit) {
     report->jit_segments = static_cast<int32_t>(e.jit->segments.size());
-    report->jit_fused_segments = e.jit->count("FUSED");
-    report->jit_pending_segments = e.jit->count("COMPILING") + e.jit->count("READY");
-    report->jit_failed_segments = e.jit->count("FAILED") + e.jit->count("REJECTED");
+    report->jit_fused_segments = e.jit->count(jit::SegmentState::kFused);
+    report->jit_pending_segments = e.jit->count(jit::SegmentState::kCompiling) + e.jit->count(jit::SegmentState::kReady);
+    report->jit_failed_segments = e.jit->count(jit::SegmentState::kFailed) + e.jit->count(jit::SegmentState::kRejected);
     for (const PlannedSegment& s : e.jit->segments)
       if (s.fused) report->jit_fused_steps += s.segment.num_steps();
   }

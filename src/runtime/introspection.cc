@@ -52,7 +52,8 @@ Result<std::vector<RecordedSlot>> run_captured(const Session& session, const std
   for (int i = 0; i < session.options().warmup_runs + 2; ++i)
     SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
   // Compiles in flight finish, then one more replay swaps their kernels in.
-  if (ctx->current()->jit && (ctx->current()->jit->count("COMPILING") > 0 || ctx->current()->jit->count("READY") > 0)) {
+  if (ctx->current()->jit && (ctx->current()->jit->count(jit::SegmentState::kCompiling) > 0 ||
+                              ctx->current()->jit->count(jit::SegmentState::kReady) > 0)) {
     session.wait_for_jit(120.0);
     SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run after the JIT compiled");
   }
@@ -61,7 +62,7 @@ Result<std::vector<RecordedSlot>> run_captured(const Session& session, const std
     info.jit_threshold = e.jit->threshold;
     for (const PlannedSegment& s : e.jit->segments)
       info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
-                                   s.state(), s.status()});
+                                   jit::segment_state_name(s.state()), s.status()});
   }
   info.phase = plan_phase_name(e.phase);
   info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
@@ -212,7 +213,7 @@ std::string format_jit(const PlanIntrospection& info) {
   if (info.jit != "on") return "jit: " + info.jit + "\n";
   int fused = 0, steps = 0;
   for (const JitSegmentReport& s : info.jit_segments)
-    if (s.state == "FUSED") {
+    if (s.state == jit::segment_state_name(jit::SegmentState::kFused)) {
       ++fused;
       steps += s.last_step - s.first_step + 1;
     }

@@ -1,25 +1,25 @@
 #include "runtime/jit_plan.h"
 
 #include <cstdio>
-#include <cstring>
 
 #include "jit/jit_engine.h"
 
 namespace sdx::runtime {
 
-const char* PlannedSegment::state() const {
-  if (!compiled) return "BELOW_THRESHOLD";
-  if (fused) return "FUSED";
+jit::SegmentState PlannedSegment::state() const {
+  using jit::SegmentState;
+  if (!compiled) return SegmentState::kBelowThreshold;
+  if (fused) return SegmentState::kFused;
   switch (compiled->state()) {
-    case jit::JitState::kPending: return "COMPILING";
-    case jit::JitState::kFailed: return "FAILED";
-    case jit::JitState::kReady: return not_fused_why.empty() ? "READY" : "REJECTED";
+    case jit::JitState::kPending: return SegmentState::kCompiling;
+    case jit::JitState::kFailed: return SegmentState::kFailed;
+    case jit::JitState::kReady: break;
   }
-  return "?";
+  return not_fused_why.empty() ? SegmentState::kReady : SegmentState::kRejected;
 }
 
 std::string PlannedSegment::status() const {
-  std::string s = state();
+  std::string s = jit::segment_state_name(state());
   if (!compiled) return s + " (" + score.explain() + ")";
   switch (compiled->state()) {
     case jit::JitState::kPending: return s + " (in the background; the unfused steps run meanwhile)";
@@ -37,9 +37,9 @@ std::string PlannedSegment::status() const {
   return s + " (" + how + ", key " + compiled->key() + ")";
 }
 
-int JitPlan::count(const char* state) const {
+int JitPlan::count(jit::SegmentState state) const {
   int n = 0;
-  for (const PlannedSegment& s : segments) n += std::strcmp(s.state(), state) == 0 ? 1 : 0;
+  for (const PlannedSegment& s : segments) n += s.state() == state ? 1 : 0;
   return n;
 }
 

@@ -19,6 +19,7 @@
 #include "jit/compiled_segment.h"
 #include "jit/fusion_scoring.h"
 #include "jit/segment_finder.h"
+#include "jit/segment_state.h"
 
 namespace sdx::jit {
 class JitEngine;
@@ -33,8 +34,9 @@ struct PlannedSegment {
   bool fused = false;          // replaced its steps in the replay handle
   std::string not_fused_why;   // set when a READY kernel could not replace the steps
 
-  // FUSED, COMPILING, READY (swapped in at the next replay), FAILED, REJECTED, BELOW_THRESHOLD.
-  const char* state() const;
+  // kFused, kCompiling, kReady (swapped in at the next replay), kFailed, kRejected, kBelowThreshold
+  // (jit/jit_states.inc; jit::segment_state_name prints them).
+  jit::SegmentState state() const;
   // The state with its reason: "FUSED (disk cache hit)", "FAILED: no C++ compiler ...".
   std::string status() const;
 };
@@ -42,7 +44,7 @@ struct PlannedSegment {
 struct JitPlan {
   double threshold = 0;
   std::vector<PlannedSegment> segments;
-  int count(const char* state) const;
+  int count(jit::SegmentState state) const;
 };
 
 // Finds the segments of `plan` (types: per slot, as frozen) and requests kernels for those
