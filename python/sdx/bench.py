@@ -175,11 +175,11 @@ def time_interleaved(engines: dict, feeds: dict, runs: int, block: int) -> dict:
 def measure(args) -> dict:
     """Loads the engines, makes the inputs, checks accuracy, times, and returns the result dict."""
     from . import __version__
-    from .cli import _make_feeds
+    from .feeds import make_feeds
 
     check_requirements(args)
     engines, load_ms = make_engines(args, args.model)
-    feeds = _make_feeds(engines["sdx"], args.shape, args.seed, args.dim)
+    feeds = make_feeds(engines["sdx"], args.shape, args.seed, args.dim)
 
     _progress(f"warming up ({args.warmup} runs per engine) ...")
     outputs = {}
@@ -299,12 +299,12 @@ def _baseline_work(args, result: dict, baseline: dict | None) -> int:
     comparison printed; the comparison rows (end-to-end and per op type) also go into `result` for --json.
     1 when something regressed."""
     from . import regression
-    from .cli import _make_feeds
+    from .feeds import make_feeds
 
     _progress(f"per-op timing ({args.runs} runs, op timing tracker) ...")
     sess = make_engines(argparse_namespace(args, compare_onnxruntime=False, fp16=False, int8=False,
                                             int8_dynamic=False), args.model)[0]["sdx"]
-    feeds = _make_feeds(sess, args.shape, args.seed, args.dim)
+    feeds = make_feeds(sess, args.shape, args.seed, args.dim)
     for _ in range(max(args.warmup, 3)):
         sess.run(None, feeds)
     ops = regression.op_samples(sess, feeds, args.runs)

@@ -8,31 +8,7 @@ import time
 
 import numpy as np
 
-
-def _parse_dims(text: str) -> list[int]:
-    text = text.strip()
-    if text in ("", "scalar"):
-        return []
-    return [int(x) for x in text.replace(",", "x").split("x")]
-
-
-def _random_input(arg, dims: list[int] | None, rng: np.random.Generator, dim_default: int) -> np.ndarray:
-    from ._session import _SDX_TO_NP
-
-    if dims is None:
-        dims = [d if isinstance(d, int) and d >= 0 else dim_default for d in (arg.shape or [])]
-    elem = arg.type[len("tensor("):-1] if arg.type.startswith("tensor(") else "float"
-    if elem == "string":
-        return np.array([f"s{i}" for i in range(int(np.prod(dims)))], dtype=object).reshape(dims)
-    dt = _SDX_TO_NP.get(elem)
-    if dt is None:
-        raise SystemExit(f"sdx run: cannot make a random value for input '{arg.name}' of type {arg.type}; pass it with --input")
-    dt = np.dtype(dt)
-    if dt == np.bool_:
-        return rng.random(dims) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0, 10, size=dims).astype(dt)
-    return rng.standard_normal(dims).astype(dt)
+from .feeds import make_feeds
 
 
 def _summ(v) -> str:
@@ -45,32 +21,6 @@ def _summ(v) -> str:
     return f"{v.dtype}{list(v.shape)}  [{head}{', ...' if flat.size > 6 else ''}]"
 
 
-def _make_feeds(sess, specs, seed: int, dim: int) -> dict:
-    """Feeds from NAME=FILE.npy / NAME=DIMS specs; random values for the inputs not given."""
-    given: dict[str, np.ndarray] = {}
-    dims_for: dict[str, list[int]] = {}
-    for spec in specs or []:
-        if "=" not in spec:
-            raise SystemExit(f"sdx: expected NAME=FILE.npy or NAME=DIMS, got '{spec}'")
-        name, value = spec.split("=", 1)
-        if value.endswith(".npy"):
-            given[name] = np.load(value, allow_pickle=False)
-        else:
-            try:
-                dims_for[name] = _parse_dims(value)
-            except ValueError:
-                raise SystemExit(f"sdx: '{value}' is neither a .npy file nor dims like 1x3x224x224") from None
-    known = {a.name for a in sess.get_inputs()}
-    for name in list(given) + list(dims_for):
-        if name not in known:
-            raise SystemExit(f"sdx: the model has no input '{name}'; its inputs are: {', '.join(sorted(known))}")
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for a in sess.get_inputs():
-        feeds[a.name] = given[a.name] if a.name in given else _random_input(a, dims_for.get(a.name), rng, dim)
-    return feeds
-
-
 def cmd_run(args) -> int:
     import sdx
 
@@ -81,7 +31,7 @@ def cmd_run(args) -> int:
     t0 = time.perf_counter()
     sess = sdx.InferenceSession(args.model, opts)
     load_ms = (time.perf_counter() - t0) * 1e3
-    feeds = _make_feeds(sess, args.input, args.seed, args.dim)
+    feeds = make_feeds(sess, args.input, args.seed, args.dim)
     print(f"model: {args.model}  (loaded in {load_ms:.1f} ms)")
     for a in sess.get_inputs():
         print(f"  input  {a.name}: {_summ(feeds[a.name])}")
@@ -160,7 +110,7 @@ def cmd_inspect(args) -> int:
             print("plan: not available while ops are unsupported")
         else:
             sess = sdx.InferenceSession(args.model)
-            info = sess.introspect(_make_feeds(sess, args.shape, 0, args.dim))
+            info = sess.introspect(make_feeds(sess, args.shape, 0, args.dim))
             # The plan text ends with the JIT section; --jit alone prints just that.
             print(info["text"] if args.plan else info["jit_text"], end="")
             if args.jit:
@@ -173,7 +123,7 @@ def cmd_inspect(args) -> int:
             print("replay check: not available while ops are unsupported")
         else:
             sess = sdx.InferenceSession(args.model)
-            r = sess.check_replay(_make_feeds(sess, args.shape, 0, args.dim))
+            r = sess.check_replay(make_feeds(sess, args.shape, 0, args.dim))
             print(r["summary"])
             if r["diverged"] or (r["nonfinite"] and not r["reference_nonfinite"]):
                 return 1

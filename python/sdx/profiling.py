@@ -108,7 +108,7 @@ def cmd_profile(args) -> int:
     import numpy as np
 
     import sdx
-    from .cli import _make_feeds
+    from .feeds import make_feeds
 
     if args.mode not in MODES[1:]:
         raise SystemExit(f"sdx profile: --mode must be simple, detailed or trace, not '{args.mode}'")
@@ -120,7 +120,7 @@ def cmd_profile(args) -> int:
     t0 = time.perf_counter()
     sess = sdx.InferenceSession(args.model, opts)
     print(f"model: {args.model}  (loaded in {(time.perf_counter() - t0) * 1e3:.1f} ms)", file=sys.stderr)
-    feeds = _make_feeds(sess, args.shape, args.seed, args.dim)
+    feeds = make_feeds(sess, args.shape, args.seed, args.dim)
     print(f"warmup: {args.warmup} runs (not recorded)", file=sys.stderr, flush=True)
     for _ in range(args.warmup):
         sess.run(None, feeds)
