@@ -40,14 +40,6 @@ std::string passwd_home() {
 
 }  // namespace
 
-uint64_t fnv1a64(std::string_view data, uint64_t h) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 std::string DiskCache::default_root_from(const char* sdx_cache_dir, const char* xdg_cache_home, const char* home,
                                          const char* pw_home) {
   if (sdx_cache_dir && *sdx_cache_dir) return std::string(sdx_cache_dir) + "/jit";

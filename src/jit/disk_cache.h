@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/fnv1a.h"
 #include "core/status.h"
 #include "jit/cache_manifest.h"
 #include "jit/jit_library.h"
@@ -49,7 +50,7 @@ inline constexpr const char* kCacheLayoutVersion = "v1";
 // Larger files are never libraries the JIT wrote (its kernels are a few KiB to a few hundred).
 inline constexpr int64_t kMaxLibraryBytes = int64_t{64} << 20;
 
-uint64_t fnv1a64(std::string_view data, uint64_t h = 14695981039346656037ULL);
+using sdx::fnv1a64;  // core/fnv1a.h
 
 class DiskCache {
  public:

@@ -1,0 +1,23 @@
+// FNV-1a, 64 bits: the cache and bundle key hash (the DSP design's disk cache). Not for security: files
+// that are loaded as code are checked with SHA-256 (core/sha256.h).
+//
+//   uint64_t h = fnv1a64(model_bytes);
+//   h = fnv1a64(options_text, h);   // chained
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace sdx {
+
+inline constexpr uint64_t kFnv1aOffset = 14695981039346656037ULL;
+
+inline uint64_t fnv1a64(std::string_view data, uint64_t h = kFnv1aOffset) {
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace sdx
