@@ -1,4 +1,5 @@
-"""Writes the committed libFuzzer seed corpus: fuzz/corpus/onnx_model/ and fuzz/corpus/tensor_proto/.
+"""Writes the committed libFuzzer seed corpus: fuzz/corpus/onnx_model/, fuzz/corpus/tensor_proto/ and
+fuzz/corpus/bundle/ (small .sdx bundles of the seed models; needs the built sdx package on PYTHONPATH).
 
 onnx_model: the synthetic seed models (fuzz/seed_models.py), the small public squeezenet graph the onnx
 wheel ships when present, and a few structural-fuzzer cases of a fixed seed (so libFuzzer starts next
@@ -87,12 +88,35 @@ def tensor_corpus() -> dict:
     return out
 
 
+def bundle_corpus() -> dict:
+    """Small .sdx bundles of the seed models that compile (needs the built sdx package on PYTHONPATH)."""
+    import sdx
+
+    out = {}
+    for name, model in sorted(seed_models().items()):
+        data = model.SerializeToString()
+        try:
+            sess = sdx.InferenceSession(data)
+            feeds = {}
+            for i in sess.get_inputs():
+                shape = [d if isinstance(d, int) else 2 for d in i.shape]
+                feeds[i.name] = np.zeros(shape, np.int64) if "int64" in i.type else np.ones(shape, np.float32)
+            blob = sdx.compile_bundle(data, [feeds])
+        except Exception:  # models the engine refuses (they are fuzz seeds for the loader) have no bundle
+            continue
+        if len(blob) <= MAX_FILE:
+            out[_safe(name) + ".sdx"] = blob
+        if len(out) >= 8:
+            break
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "corpus"))
     args = ap.parse_args()
     total = 0
-    for target, files in (("onnx_model", model_corpus()), ("tensor_proto", tensor_corpus())):
+    for target, files in (("onnx_model", model_corpus()), ("tensor_proto", tensor_corpus()), ("bundle", bundle_corpus())):
         folder = os.path.join(args.out, target)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)

@@ -15,7 +15,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/sdx_test
 
 echo "== libFuzzer: front-end targets, 30 s each on the committed corpus (fuzz/README.md) =="
 # onnx_model_fuzzer is left out: it needs a clang ASan build of all of libsdx (bash scripts/fuzz.sh onnx_model).
-for target in tensor_proto onnx_loader; do
+for target in tensor_proto onnx_loader bundle; do
   SDX_FUZZ_SEED=1 bash scripts/fuzz.sh "$target" 30 >"build/fuzz-$target.log" 2>&1 || { tail -n 60 "build/fuzz-$target.log"; exit 1; }
   grep -E '^\[sdx fuzz\]|^Done ' "build/fuzz-$target.log"
 done

@@ -21,10 +21,11 @@ from ._sdx import (  # noqa: F401  (exception types)
     SdxError,
 )
 from ._session import InferenceSession, NodeArg, SessionOptions
+from .bundle import compile_bundle
 
 __version__ = "0.1.0"
 __all__ = ["InferenceSession", "NodeArg", "SessionOptions", "SdxError", "InvalidArgument", "InvalidGraph", "NotImplemented",
-           "InvalidProtobuf", "NoSuchFile", "get_available_providers", "inspect_model"]
+           "InvalidProtobuf", "NoSuchFile", "get_available_providers", "inspect_model", "compile_bundle"]
 
 
 def get_available_providers() -> list[str]:

@@ -130,6 +130,26 @@ def cmd_inspect(args) -> int:
     return 1 if unsupported else 0
 
 
+def cmd_compile(args) -> int:
+    import sdx
+
+    opts = sdx.SessionOptions()
+    opts.optimizer_fp16 = bool(args.fp16)
+    opts.optimizer_int8 = bool(args.int8)
+    sess = sdx.InferenceSession(args.model, opts)
+    sets = [make_feeds(sess, group, args.seed, args.dim) for group in (args.shape_set or [[]])]
+    t0 = time.perf_counter()
+    data = sdx.compile_bundle(args.model, sets, opts)
+    tmp = args.output + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, args.output)  # never a half-written bundle under the final name
+    shapes = "; ".join(", ".join(f"{k}{list(v.shape)}" for k, v in feeds.items()) for feeds in sets)
+    print(f"wrote {args.output}: {len(data) / 1e6:.1f} MB, {len(sets)} frozen plan(s) ({shapes}) "
+          f"in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    return 0
+
+
 def cmd_conformance(args) -> int:
     from . import conformance
 
@@ -180,6 +200,21 @@ def main(argv: list[str] | None = None) -> int:
 
     add_profile_parser(sub)
 
+    k = sub.add_parser("compile", help="compile a model into a .sdx bundle: optimized once, plans frozen for the "
+                                       "given shapes, so a new process replays from its second call")
+    k.add_argument("model")
+    k.add_argument("-o", "--output", required=True, help="the bundle to write (conventionally MODEL.sdx)")
+    k.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy", dest="shape_group",
+                   help="an input's dims (or a .npy value) for the warmup; inputs not given get random values with "
+                        "symbolic dims set to --dim")
+    k.add_argument("--next-shape-set", action="append_const", const=None, dest="shape_group",
+                   help="start another input signature: the --shape options after it freeze a second plan")
+    k.add_argument("--fp16", action="store_true", help="float16 weights (as SessionOptions.optimizer_fp16)")
+    k.add_argument("--int8", action="store_true", help="int8 weights (as SessionOptions.optimizer_int8)")
+    k.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    k.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
+    k.set_defaults(fn=cmd_compile)
+
     c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")
     c.add_argument("--json", metavar="FILE", help="write each case's status and failure reason as JSON")
     c.add_argument("--filter", metavar="REGEX", help="only cases whose name matches")
@@ -190,6 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     c.set_defaults(fn=cmd_conformance)
 
     args = p.parse_args(argv)
+    if args.command == "compile":  # --shape groups split at each --next-shape-set
+        groups, cur = [], []
+        for item in args.shape_group or []:
+            if item is None:
+                groups.append(cur)
+                cur = []
+            else:
+                cur.append(item)
+        args.shape_set = groups + [cur]
     try:
         return args.fn(args)
     except Exception as e:  # clean one-line errors for engine failures

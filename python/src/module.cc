@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "backend/cpu/parallel_copy.h"
 #include "numpy_fast.h"
 #include "py_status.h"
+#include "api/bundle.h"
 #include "api/load.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/kernel_registry.h"
@@ -764,7 +766,7 @@ void count_ops(const ir::Graph& g, std::map<std::string, int>& hist, std::map<st
 
 // Model summary for `sdx inspect`; loads the graph without requiring kernels for every op.
 nb::dict inspect_model(const std::string& path) {
-  ir::Model m = unwrap(onnx::load_model_file(path));
+  ir::Model m = unwrap(api::load_model_file(path));
   nb::dict out;
   nb::dict opsets;
   for (const auto& [d, v] : m.opsets) opsets[nb::str(d.empty() ? "ai.onnx" : d.c_str())] = v;
@@ -867,6 +869,27 @@ NB_MODULE(_sdx, m) {
       out.append(nb::make_tuple(p.order, p.name, opt::pass_category_name(p.category)));
     return out;
   });
+  // sdx compile: the model's bytes, sdx.SessionOptions._to_dict(), and per input set a list of C-contiguous
+  // numpy arrays (one per graph input, in order) -> the bundle's bytes.
+  m.def("compile_bundle", [](nb::bytes model, nb::dict options, nb::list input_sets) {
+    runtime::SessionOptions opts = options_from_py(options);
+    std::vector<std::vector<runtime::TensorArg>> calls;
+    std::vector<std::vector<std::array<int64_t, py::kMaxNumpyRank>>> dims;
+    for (nb::handle set : input_sets) {
+      calls.emplace_back();
+      dims.emplace_back();
+      nb::list arrays = nb::cast<nb::list>(set);
+      dims.back().resize(arrays.size());
+      for (size_t i = 0; i < arrays.size(); ++i) {
+        runtime::TensorArg arg;
+        if (!py::numpy_input(arrays[i].ptr(), &arg, dims.back()[i].data()))
+          throw nb::type_error("sdx: compile inputs must be C-contiguous numpy arrays of a supported type");
+        calls.back().push_back(arg);
+      }
+    }
+    std::string bytes = unwrap(api::compile_bundle(std::string(model.c_str(), model.size()), opts, calls));
+    return nb::bytes(bytes.data(), bytes.size());
+  }, nb::arg("model"), nb::arg("options"), nb::arg("input_sets"));
   m.def("session_option_table", &session_option_table);
   m.def("session_option_switches", &session_option_switches);
   m.def("supported_ops", [] { return backend::KernelRegistry::cpu().op_names(); });

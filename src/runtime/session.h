@@ -84,6 +84,10 @@ class Session {
   // A new element type or shape drops ctx's plans. Constants the optimizer folded, merged or
   // fused away are refused (failed_precondition): declare them graph inputs to keep them variable.
   Status set_variable(Context& ctx, const std::string& name, const Tensor& value) const;
+  // A warmup record for the plan of every output at input signature `sig` (from a bundle, api/bundle.h):
+  // a context's first call with that signature freezes from it instead of warming up. Call before the
+  // session serves any call.
+  void seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> record);
   // Position of an input/output by name, or -1.
   int input_index(const std::string& name) const;
   int output_index(const std::string& name) const;
@@ -124,6 +128,8 @@ class Session {
   // left exactly as they were (it may have read, folded or merged the others).
   std::unordered_set<const ir::Value*> overridable_;
   std::vector<int> all_outputs_;  // 0..outputs()-1
+  // Warmup records from a bundle (seed_plan), by input signature; immutable once calls begin.
+  std::vector<std::pair<ShapeSignature, std::vector<plan::RecordedSlot>>> seeded_;
   std::shared_ptr<const plan::Plan> full_plan_;
   // Plans for other requested-output sets, compiled on first use.
   mutable std::mutex plans_mutex_;

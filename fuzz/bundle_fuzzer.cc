@@ -1,0 +1,30 @@
+// libFuzzer target: arbitrary bytes as a .sdx bundle, through everything a bundle load does before a
+// session exists: the container checks (frontend/bundle/bundle_format.h: checksum, version, every length
+// and count), the optimized graph's import with its node opsets, the model gate and type inference.
+// Links the small sdx_fuzz_frontend library, like onnx_loader_fuzzer.
+//
+//   bash scripts/fuzz.sh bundle 600
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "frontend/bundle/bundle_format.h"
+#include "frontend/onnx/onnx_loader.h"
+#include "frontend/onnx/onnx_writer.h"
+#include "ir/model_verifier.h"
+#include "ir/type_inference.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  auto b = sdx::bundle::read_bundle(bytes);
+  if (!b.is_ok()) return 0;
+  // Written back, a bundle that was accepted reads the same (the format has one encoding).
+  auto again = sdx::bundle::read_bundle(sdx::bundle::write_bundle(*b));
+  if (!again.is_ok() || again->graph != b->graph || again->node_opsets != b->node_opsets) __builtin_trap();
+  auto model = sdx::onnx::load_model_bytes(b->graph);
+  if (!model.is_ok() || !model->graph) return 0;
+  if (!sdx::onnx::apply_node_opsets(*model, b->node_opsets).is_ok()) return 0;
+  if (!sdx::ir::verify_model(*model).is_ok()) return 0;
+  (void)sdx::ir::infer_types(*model->graph);
+  return 0;
+}

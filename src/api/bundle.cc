@@ -1,0 +1,116 @@
+#include "api/bundle.h"
+
+#include <map>
+
+#include "backend/cpu/simd/isa.h"
+#include "core/fnv1a.h"
+#include "core/version.h"
+#include "frontend/bundle/bundle_format.h"
+#include "frontend/onnx/onnx_loader.h"
+#include "frontend/onnx/onnx_writer.h"
+#include "runtime/context.h"
+
+namespace sdx::api {
+namespace {
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The warmup record of ctx's current plan, slot by slot under the slots' value names.
+bundle::PlanRecord record_plan(const runtime::Session& s, const runtime::PlanEntry& e) {
+  bundle::PlanRecord p;
+  for (const auto& [dt, shape] : e.signature) p.inputs.emplace_back(dt, shape.dims());
+  const plan::Plan& plan = *e.plan;
+  for (size_t i = 0; i < plan.slots().size(); ++i) {
+    const plan::RecordedSlot& r = e.shapes[i];
+    p.slots.push_back({plan.slots()[i].value->name(), r.seen, r.stable, r.shared, r.view_of, r.dtype, r.shape.dims()});
+  }
+  return p;
+}
+
+// A record back onto this session's plan, by value name (slots it does not name stay unseen).
+Result<std::vector<plan::RecordedSlot>> slots_for(const runtime::Session& s, const bundle::PlanRecord& p, size_t index) {
+  const plan::Plan& plan = s.plan();
+  std::map<std::string, int> slot_of_name;
+  for (size_t i = 0; i < plan.slots().size(); ++i) slot_of_name[plan.slots()[i].value->name()] = static_cast<int>(i);
+  std::vector<plan::RecordedSlot> rec(plan.slots().size());
+  for (const bundle::SlotRecord& r : p.slots) {
+    auto it = slot_of_name.find(r.name);
+    if (it == slot_of_name.end())
+      return data_loss("bundle plan " + std::to_string(index) + ": slot '" + r.name + "' is not a value of the graph");
+    plan::RecordedSlot& out = rec[static_cast<size_t>(it->second)];
+    out.seen = r.seen;
+    out.stable = r.stable;
+    out.shared = r.shared;
+    out.dtype = r.dtype;
+    out.shape = Shape(r.dims);
+    if (r.view_of >= 0) {
+      auto root = slot_of_name.find(p.slots[static_cast<size_t>(r.view_of)].name);
+      if (root == slot_of_name.end()) return data_loss("bundle plan " + std::to_string(index) + ": a view of an unknown slot");
+      out.view_of = root->second;
+    }
+  }
+  // A view chain that loops would hang the memory planner's walk to the root: refuse it here.
+  for (size_t i = 0; i < rec.size(); ++i) {
+    int r = rec[i].view_of;
+    for (size_t steps = 0; r >= 0; ++steps) {
+      if (steps > rec.size()) return data_loss("bundle plan " + std::to_string(index) + ": slot views form a cycle");
+      r = rec[static_cast<size_t>(r)].view_of;
+    }
+  }
+  return rec;
+}
+
+}  // namespace
+
+Result<std::string> compile_bundle(const std::string& model_bytes, runtime::SessionOptions options,
+                                   const std::vector<std::vector<runtime::TensorArg>>& calls) {
+  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(model_bytes), "");
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "");
+  bundle::Bundle b;
+  SDX_ASSIGN_OR_RETURN(onnx::SavedModel saved, onnx::save_model(s->model()), "writing the optimized graph");
+  b.graph = std::move(saved.bytes);
+  b.node_opsets = std::move(saved.node_opsets);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::unique_ptr<runtime::Context> ctx = s->create_context();
+    for (int i = 0; i < s->options().warmup_runs; ++i)
+      SDX_RETURN_IF_ERROR(s->run(*ctx, calls[c].data(), calls[c].size()), "warmup of input set " + std::to_string(c));
+    const runtime::PlanEntry* e = ctx->current();
+    if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
+    b.plans.push_back(record_plan(*s, *e));
+  }
+  b.manifest = {{"sdx_version", version()},
+                {"source_fnv1a", hex64(fnv1a64(model_bytes))},
+                {"cpu_isa", cpu::simd::isa_name(cpu::simd::detected_isa())},
+                {"plans", std::to_string(b.plans.size())}};
+  return bundle::write_bundle(b);
+}
+
+Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options) {
+  SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(bytes), "");
+  auto v = b.manifest.find("sdx_version");
+  if (v == b.manifest.end()) return data_loss("bundle manifest has no sdx_version");
+  if (v->second != version())
+    return failed_precondition("bundle was compiled by sdx " + v->second + "; this is sdx " + version() +
+                               ": compile the model again (sdx compile)");
+  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph), "bundle graph");
+  SDX_RETURN_IF_ERROR(onnx::apply_node_opsets(model, b.node_opsets), "bundle graph");
+  options.optimizer.enabled = false;  // the graph is the optimizer's output already
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "bundle");
+  for (size_t i = 0; i < b.plans.size(); ++i) {
+    const bundle::PlanRecord& p = b.plans[i];
+    if (p.inputs.size() != s->inputs().size())
+      return data_loss("bundle plan " + std::to_string(i) + " has " + std::to_string(p.inputs.size()) +
+                       " inputs; the graph has " + std::to_string(s->inputs().size()));
+    runtime::ShapeSignature sig;
+    for (const auto& [dt, dims] : p.inputs) sig.emplace_back(dt, Shape(dims));
+    SDX_ASSIGN_OR_RETURN(std::vector<plan::RecordedSlot> rec, slots_for(*s, p, i), "");
+    s->seed_plan(std::move(sig), std::move(rec));
+  }
+  return s;
+}
+
+}  // namespace sdx::api

@@ -1,0 +1,35 @@
+// .sdx bundles: a model compiled once — optimized, and warmed up for the input shapes it will see — so a
+// new process starts at the first call with no optimizer and no warmup run (the DSP design's bundles).
+// The container and its checks are frontend/bundle/bundle_format.h.
+//
+//   // sdx compile MODEL -o model.sdx --shape x=1,3,224,224
+//   SDX_ASSIGN_OR_RETURN(std::string bytes, api::compile_bundle(onnx_bytes, options, {call_inputs}), "");
+//   // later, any process: api::load_session_file("model.sdx") (load.h tells bundles by their magic)
+//
+// What a bundle holds: the optimized graph (ONNX, with each node's opset beside it), and per compiled
+// input signature the warmup record of its plan (every slot's type and shape, views and sharing). A
+// session loaded from it skips the optimizer; a context's first call with a recorded signature freezes
+// memory from the record and captures at once, so its second call replays. Kernels still pack their
+// weights when they bind (Kernel::prepare), and CPU_JIT kernels come from the JIT's disk cache.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "runtime/session.h"
+#include "runtime/tensor_arg.h"
+
+namespace sdx::api {
+
+// Optimizes the ONNX model `model_bytes` with `options`, runs each entry of `calls` (one TensorArg per
+// graph input, in order) through its warmup, and returns the bundle's bytes.
+Result<std::string> compile_bundle(const std::string& model_bytes, runtime::SessionOptions options,
+                                   const std::vector<std::vector<runtime::TensorArg>>& calls);
+
+// A session from bundle bytes (checked: version, checksum, every length); `options` apply as for an
+// ONNX model, except that the optimizer does not run again.
+Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options);
+
+}  // namespace sdx::api
