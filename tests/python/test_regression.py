@@ -63,14 +63,16 @@ def test_repeated_comparisons_flag_nothing_and_a_slow_kernel_is_flagged():
         if any(r["regression"] for r in rows):
             false_alarms.append((i, [r for r in rows if r["regression"]]))
     assert len(false_alarms) <= 1, false_alarms
+    # A 20% slower MatMul: flagged in every one of three comparisons, and in at least one of them nothing
+    # else is (a slow block of the VM can slow every op of one comparison alike, as above).
     _sdx._test_set_slowdown("MatMul", 1.2)
     try:
-        rows = regression.compare(base, *_measure(sess, feeds))
+        attempts = [regression.compare(base, *_measure(sess, feeds)) for _ in range(3)]
     finally:
         _sdx._test_set_slowdown("MatMul", 1.0)
-    flagged = {r["metric"] for r in rows if r["regression"]}
-    assert "MatMul" in flagged, rows
-    assert flagged <= {"MatMul", "end-to-end"}, rows
+    flagged = [{r["metric"] for r in rows if r["regression"]} for rows in attempts]
+    assert all("MatMul" in f for f in flagged), attempts
+    assert any(f <= {"MatMul", "end-to-end"} for f in flagged), attempts
 
 
 def test_cli_save_compare_exit_status(tmp_path):
