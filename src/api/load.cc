@@ -1,7 +1,6 @@
 #include "api/load.h"
 
 #include <fstream>
-#include <sstream>
 
 #include "api/bundle.h"
 #include "frontend/bundle/bundle_format.h"
@@ -10,17 +9,35 @@
 
 namespace sdx::api {
 
+namespace {
+
+// Whether `path` starts with the bundle magic (false when it cannot be read: the ONNX loader says why).
+bool is_bundle_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[8] = {};
+  return f && f.read(magic, 8) && bundle::looks_like_bundle(std::string(magic, 8));
+}
+
+// The whole file in one read (a bundle is checksummed whole, so it is read whole).
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return not_found("cannot open '" + path + "'");
+  const std::streamoff size = f.tellg();
+  if (size < 0) return io_error("cannot size '" + path + "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  if (!f.read(bytes.data(), size)) return io_error("cannot read '" + path + "'");
+  return bytes;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& path, runtime::SessionOptions options) {
-  {
-    std::ifstream f(path, std::ios::binary);
-    char magic[8] = {};
-    if (f && f.read(magic, 8) && bundle::looks_like_bundle(std::string(magic, 8))) {
-      std::ostringstream ss;
-      ss << f.rdbuf();
-      auto s = load_bundle(std::string(magic, 8) + ss.str(), std::move(options));
-      if (!s.is_ok()) return s.status().with_context("bundle '" + path + "'");
-      return s;
-    }
+  if (is_bundle_file(path)) {
+    SDX_ASSIGN_OR_RETURN(std::string bytes, read_file(path), "");
+    auto s = load_bundle(bytes, std::move(options));
+    if (!s.is_ok()) return s.status().with_context("bundle '" + path + "'");
+    return s;
   }
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
   auto s = runtime::Session::create(std::move(model), std::move(options));
@@ -35,12 +52,9 @@ Result<std::unique_ptr<runtime::Session>> load_session_bytes(const std::string& 
 }
 
 Result<ir::Model> load_model_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[8] = {};
-  if (!f || !f.read(magic, 8) || !bundle::looks_like_bundle(std::string(magic, 8))) return onnx::load_model_file(path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(std::string(magic, 8) + ss.str()), "bundle '" + path + "'");
+  if (!is_bundle_file(path)) return onnx::load_model_file(path);
+  SDX_ASSIGN_OR_RETURN(std::string bytes, read_file(path), "");
+  SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(bytes), "bundle '" + path + "'");
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph), "bundle '" + path + "'");
   SDX_RETURN_IF_ERROR(onnx::apply_node_opsets(model, b.node_opsets), "bundle '" + path + "'");
   return model;

@@ -19,16 +19,20 @@ def _feeds(sess, seed=0):
     return feeds
 
 
-def _fnv1a(data: bytes) -> int:
-    h = 14695981039346656037
-    for b in data:
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return h
+def _xxh3(data: bytes) -> int:
+    """XXH3-64, the bundle checksum, from the system's xxHash library (libsdx links the same one)."""
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    return lib.XXH3_64bits(data, len(data))
 
 
 def _reseal(body: bytes) -> bytes:
     """A bundle body (everything before the trailer) with a valid checksum and end marker."""
-    return body + struct.pack("<Q", _fnv1a(body)) + b"SDXBEND!"
+    return body + struct.pack("<Q", _xxh3(body)) + b"SDXBEND!"
 
 
 MODELS = {

@@ -4,7 +4,7 @@
 //          8   u32 format version    kBundleFormatVersion (another version is refused, naming both)
 //         12   u32 section count
 //         16   sections: u32 kind, u32 reserved (0), u64 length, then `length` bytes
-//        end   u64 FNV-1a of every byte before it, then "SDXBEND!"
+//        end   u64 XXH3-64 (xxHash) of every byte before it, then "SDXBEND!"
 //
 // All integers little-endian. The checksum is verified first, so a truncated or damaged file is refused
 // before any length in it is believed; every length and count is still checked against the bytes that

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <xxhash.h>
+
 #include <random>
 
 namespace sdx::bundle {
@@ -60,11 +62,7 @@ TEST(BundleFormat, EveryFlippedByteIsRefused) {
 // Re-seals a damaged body with a valid checksum, so the structural checks behind it are reached.
 std::string reseal(std::string body_and_trailer) {
   std::string body = body_and_trailer.substr(0, body_and_trailer.size() - 16);
-  uint64_t h = 14695981039346656037ULL;
-  for (unsigned char c : body) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
+  const uint64_t h = XXH3_64bits(body.data(), body.size());
   for (int i = 0; i < 8; ++i) body.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
   return body + "SDXBEND!";
 }
