@@ -9,9 +9,13 @@
 #if SDX_WITH_OPENBLAS
 #include <cblas.h>
 #endif
+#if SDX_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include "backend/cpu/gemv/dot_rows.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
+#include "backend/cpu/onednn.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/thread_pool.h"
 
@@ -176,8 +180,22 @@ const bool kBlasSingleThreaded = [] {
   return true;
 }();
 
+bool blas_core_matches_cpu();
+
 void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+#if SDX_WITH_ONEDNN
+  // OpenBLAS on a pre-AVX2 core (below): oneDNN's sgemm (its JIT kernels for this CPU), single-threaded
+  // inside the pool's chunk like every oneDNN call in sdx. It stands in for the BLAS library, so it does
+  // not follow SDX_NO_ONEDNN (which routes the Conv, pooling and MatMul kernels): gemm gives the same bits
+  // with that switch on or off.
+  if (!blas_core_matches_cpu() && onednn_built()) {
+    OneDnnSingleThread one;
+    if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) ==
+        dnnl_success)
+      return;
+  }
+#endif
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
               static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
@@ -185,10 +203,12 @@ void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
 
 // OpenBLAS picks its kernels by CPU model when it loads. On a model it does not know (a hypervisor's
 // generic "Intel(R) Xeon(R) Processor" with AVX-512 was seen) Debian's 0.3.21 falls back to its
-// Prescott (SSE3) kernels: several times slower than sdx's own vector GEMM, and rounding small and
-// large calls in different orders. When OpenBLAS runs such a pre-AVX2 core on a CPU where sdx's kernels
-// use AVX2 or AVX-512, float GEMM stays on sdx's own kernel (read once per process; OPENBLAS_CORETYPE,
-// read by OpenBLAS itself, names a core explicitly).
+// Prescott (SSE3) kernels, which round small and large calls in different orders. When OpenBLAS runs
+// such a pre-AVX2 core on a CPU where sdx's kernels use AVX2 or AVX-512, the same split calls go to
+// oneDNN's sgemm instead (sgemm_block above), or, without oneDNN, to sdx's own blocked kernel, which is
+// slower than both for large products (a BERT-style encoder at seq 128: 11.8 ms on the blocked kernel,
+// 9.7 ms on Prescott OpenBLAS, one thread). Read once per process; OPENBLAS_CORETYPE, read by OpenBLAS
+// itself, names a core explicitly.
 bool blas_core_matches_cpu() {
   static const bool matches = [] {
     if (simd::detected_isa() == simd::Isa::kScalar) return true;
@@ -205,7 +225,8 @@ bool blas_core_matches_cpu() {
 
 bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                 const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f || !blas_core_matches_cpu()) return false;
+  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+  if (!blas_core_matches_cpu() && !onednn_built()) return false;
   (void)kBlasSingleThreaded;
   // At least ~256 K multiply-adds per chunk, or the split costs more than it saves.
   constexpr int64_t kMinWork = int64_t{1} << 18;
