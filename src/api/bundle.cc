@@ -1,5 +1,6 @@
 #include "api/bundle.h"
 
+#include <cstdio>
 #include <map>
 
 #include "backend/cpu/simd/isa.h"
