@@ -32,19 +32,11 @@ def compile_bundle(model: str | bytes | os.PathLike, input_sets: Iterable[dict[s
     else:
         raise TypeError(f"sdx: model must be a path or the model's bytes, not {type(model).__name__}")
     opts = sess_options or SessionOptions()
-    from ._session import InferenceSession
-    names = [i.name for i in InferenceSession(data, opts).get_inputs()]
     sets = []
     for k, feeds in enumerate(input_sets):
         if not isinstance(feeds, dict):
             raise TypeError(f"sdx: input set {k} must be a dict of input name -> array, not {type(feeds).__name__}")
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"sdx: input set {k}: " + (f"missing inputs {missing}" if missing else "") +
-                             ("; " if missing and extra else "") + (f"unknown inputs {extra}" if extra else "") +
-                             f"; the model's inputs are {names}")
-        sets.append([np.ascontiguousarray(feeds[n]) for n in names])
+        sets.append({name: np.ascontiguousarray(value) for name, value in feeds.items()})
     if not sets:
         raise ValueError("sdx: compile_bundle needs at least one input set (the shapes to freeze plans for)")
     return _sdx.compile_bundle(data, opts._to_dict(), sets)

@@ -869,22 +869,22 @@ NB_MODULE(_sdx, m) {
       out.append(nb::make_tuple(p.order, p.name, opt::pass_category_name(p.category)));
     return out;
   });
-  // sdx compile: the model's bytes, sdx.SessionOptions._to_dict(), and per input set a list of C-contiguous
-  // numpy arrays (one per graph input, in order) -> the bundle's bytes.
+  // sdx compile: the model's bytes, sdx.SessionOptions._to_dict(), and per input set a dict of input name ->
+  // C-contiguous numpy array -> the bundle's bytes.
   m.def("compile_bundle", [](nb::bytes model, nb::dict options, nb::list input_sets) {
     runtime::SessionOptions opts = options_from_py(options);
-    std::vector<std::vector<runtime::TensorArg>> calls;
+    std::vector<api::NamedInputs> calls;
     std::vector<std::vector<std::array<int64_t, py::kMaxNumpyRank>>> dims;
     for (nb::handle set : input_sets) {
+      nb::dict feeds = nb::cast<nb::dict>(set);
       calls.emplace_back();
-      dims.emplace_back();
-      nb::list arrays = nb::cast<nb::list>(set);
-      dims.back().resize(arrays.size());
-      for (size_t i = 0; i < arrays.size(); ++i) {
+      dims.emplace_back(feeds.size());
+      size_t i = 0;
+      for (auto [name, array] : feeds) {
         runtime::TensorArg arg;
-        if (!py::numpy_input(arrays[i].ptr(), &arg, dims.back()[i].data()))
+        if (!py::numpy_input(array.ptr(), &arg, dims.back()[i++].data()))
           throw nb::type_error("sdx: compile inputs must be C-contiguous numpy arrays of a supported type");
-        calls.back().push_back(arg);
+        calls.back().emplace_back(nb::cast<std::string>(name), arg);
       }
     }
     std::string bytes = unwrap(api::compile_bundle(std::string(model.c_str(), model.size()), opts, calls));

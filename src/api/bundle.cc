@@ -21,7 +21,7 @@ std::string hex64(uint64_t v) {
 }
 
 // The warmup record of ctx's current plan, slot by slot under the slots' value names.
-bundle::PlanRecord record_plan(const runtime::Session& s, const runtime::PlanEntry& e) {
+bundle::PlanRecord record_plan(const runtime::PlanEntry& e) {
   bundle::PlanRecord p;
   for (const auto& [dt, shape] : e.signature) p.inputs.emplace_back(dt, shape.dims());
   const plan::Plan& plan = *e.plan;
@@ -65,10 +65,29 @@ Result<std::vector<plan::RecordedSlot>> slots_for(const runtime::Session& s, con
   return rec;
 }
 
+// The call's arguments in the session's input order.
+Result<std::vector<runtime::TensorArg>> positional(const runtime::Session& s, const NamedInputs& named, size_t index) {
+  const std::string where = "input set " + std::to_string(index);
+  std::string names;
+  for (const runtime::ValueInfo& in : s.inputs()) names += (names.empty() ? "" : ", ") + in.name;
+  std::vector<runtime::TensorArg> args(s.inputs().size());
+  std::vector<bool> given(args.size(), false);
+  for (const auto& [name, arg] : named) {
+    const int i = s.input_index(name);
+    if (i < 0) return invalid_argument(where + ": unknown input '" + name + "'; the model's inputs are " + names);
+    args[static_cast<size_t>(i)] = arg;
+    given[static_cast<size_t>(i)] = true;
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!given[i])
+      return invalid_argument(where + ": missing inputs '" + s.inputs()[i].name + "'; the model's inputs are " + names);
+  return args;
+}
+
 }  // namespace
 
 Result<std::string> compile_bundle(const std::string& model_bytes, runtime::SessionOptions options,
-                                   const std::vector<std::vector<runtime::TensorArg>>& calls) {
+                                   const std::vector<NamedInputs>& calls) {
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(model_bytes), "");
   SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "");
   bundle::Bundle b;
@@ -76,12 +95,13 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
   b.graph = std::move(saved.bytes);
   b.node_opsets = std::move(saved.node_opsets);
   for (size_t c = 0; c < calls.size(); ++c) {
+    SDX_ASSIGN_OR_RETURN(std::vector<runtime::TensorArg> args, positional(*s, calls[c], c), "");
     std::unique_ptr<runtime::Context> ctx = s->create_context();
     for (int i = 0; i < s->options().warmup_runs; ++i)
-      SDX_RETURN_IF_ERROR(s->run(*ctx, calls[c].data(), calls[c].size()), "warmup of input set " + std::to_string(c));
+      SDX_RETURN_IF_ERROR(s->run(*ctx, args.data(), args.size()), "warmup of input set " + std::to_string(c));
     const runtime::PlanEntry* e = ctx->current();
     if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
-    b.plans.push_back(record_plan(*s, *e));
+    b.plans.push_back(record_plan(*e));
   }
   b.manifest = {{"sdx_version", version()},
                 {"source_fnv1a", hex64(fnv1a64(model_bytes))},

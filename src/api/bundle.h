@@ -3,7 +3,7 @@
 // The container and its checks are frontend/bundle/bundle_format.h.
 //
 //   // sdx compile MODEL -o model.sdx --shape x=1,3,224,224
-//   SDX_ASSIGN_OR_RETURN(std::string bytes, api::compile_bundle(onnx_bytes, options, {call_inputs}), "");
+//   SDX_ASSIGN_OR_RETURN(std::string bytes, api::compile_bundle(onnx_bytes, options, {{{"x", x_arg}}}), "");
 //   // later, any process: api::load_session_file("model.sdx") (load.h tells bundles by their magic)
 //
 // What a bundle holds: the optimized graph (ONNX, with each node's opset beside it), and per compiled
@@ -23,10 +23,13 @@
 
 namespace sdx::api {
 
-// Optimizes the ONNX model `model_bytes` with `options`, runs each entry of `calls` (one TensorArg per
-// graph input, in order) through its warmup, and returns the bundle's bytes.
+// One warmup call: a value for every graph input, by name.
+using NamedInputs = std::vector<std::pair<std::string, runtime::TensorArg>>;
+
+// Optimizes the ONNX model `model_bytes` with `options`, runs each entry of `calls` through its warmup,
+// and returns the bundle's bytes. A missing or unknown input name is an error naming the model's inputs.
 Result<std::string> compile_bundle(const std::string& model_bytes, runtime::SessionOptions options,
-                                   const std::vector<std::vector<runtime::TensorArg>>& calls);
+                                   const std::vector<NamedInputs>& calls);
 
 // A session from bundle bytes (checked: version, checksum, every length); `options` apply as for an
 // ONNX model, except that the optimizer does not run again.
