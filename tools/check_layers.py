@@ -5,6 +5,11 @@ and runs this check before it compiles any layer, so a forbidden include fails t
 
     python3 tools/check_layers.py --src src --layer core= --layer ir=core --layer opt=core,ir ...
     python3 tools/check_layers.py --src src --from-cmake CMakeLists.txt        # the same table, read from CMake
+    python3 tools/check_layers.py --src src --from-cmake CMakeLists.txt --public include   # and the public API
+
+The public headers (include/, with --public) stand alone: users compile against include/ only, so a header
+there includes no layer's header at all ("include/sdx/session.h:12: a public header may not include
+runtime/session.h (include/ must not reach into src/)").
 
 Exit 0 when every include is allowed; 1 with one line per forbidden include
 ("src/opt/x.cc:3: opt may not include backend/kernel.h (opt depends on core, ir, obs)"); 2 on a bad table.
@@ -76,11 +81,28 @@ def check(src: str, table: dict[str, set[str]]) -> list[str]:
     return problems
 
 
+def check_public(root: str, table: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for dirpath, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith(SOURCE_EXTS):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if m and "/" in m.group(1) and m.group(1).split("/", 1)[0] in table:
+                        problems.append(f"{path}:{lineno}: a public header may not include {m.group(1)} "
+                                        f"(include/ must not reach into src/)")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--src", required=True, help="the source root (src/)")
     p.add_argument("--layer", action="append", default=[], help="NAME=DEP,DEP (repeat for each layer)")
     p.add_argument("--from-cmake", metavar="CMAKELISTS", help="read the table from set(SDX_LAYERS ...) there")
+    p.add_argument("--public", metavar="DIR", help="the public headers (include/): they include no layer")
     p.add_argument("--stamp", help="touch this file when the check passes (for the build)")
     args = p.parse_args(argv)
     try:
@@ -92,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         print("check_layers: no layers given", file=sys.stderr)
         return 2
     problems = check(args.src, table)
+    if args.public:
+        problems += check_public(args.public, table)
     for line in problems:
         print(line, file=sys.stderr)
     if problems:

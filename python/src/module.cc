@@ -1,6 +1,10 @@
 // _sdx: the nanobind extension behind the `sdx` Python package. Kept thin: numpy arrays cross
 // through numpy_fast.h on the fast path and the general conversions live in python/sdx/_session.py;
 // this file moves bytes, shapes and type names across the boundary and maps Status to exceptions.
+// Loading, options and running go through sdx's public C++ API (include/sdx/); the introspection it
+// offers Python beyond that (debugger, replay checker, plan introspection, JIT statistics, the optimizer's
+// report, the graph, the kernel registry, conformance cases, machine figures) has no public form yet and
+// reaches the engine through api/public_access.h (docs/ARCHITECTURE.md lists each internal include).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
@@ -14,21 +18,18 @@
 #include <map>
 #include <mutex>
 
-#include "backend/cpu/parallel_copy.h"
 #include "numpy_fast.h"
 #include "py_status.h"
-#include "api/bundle.h"
-#include "api/load.h"
-#include "backend/cpu/thread_pool.h"
+#include "sdx/sdx.h"
+// Introspection with no public form yet (see above).
+#include "api/load.h"           // inspect_model: a model's graph without a session
+#include "api/public_access.h"  // the engine behind an sdx::Session
 #include "backend/kernel_registry.h"
-#include "frontend/onnx/onnx_loader.h"
 #include "ir/printer.h"
 #include "jit/jit_engine.h"
 #include "runtime/debugger.h"
 #include "runtime/introspection.h"
 #include "runtime/replay_checker.h"
-#include "runtime/session.h"
-#include "runtime/session_option_table.h"
 #include "testing/conformance.h"
 #include "tools/machine_peak.h"
 
@@ -43,115 +44,126 @@ using py::raise;
 using py::StatusError;
 using py::unwrap;
 
-nb::list shape_to_py(const ir::TypeInfo& t) {
+nb::list shape_to_py(const ValueInfo& v) {
   nb::list out;
-  if (!t.shape) return out;
-  for (const ir::Dim& d : *t.shape) {
-    if (d.is_fixed()) out.append(d.value);
+  for (const Dim& d : v.shape) {
+    if (d.value >= 0) out.append(d.value);
     else if (!d.param.empty()) out.append(d.param);
     else out.append(nb::none());
   }
   return out;
 }
 
-std::string type_to_py(const ir::TypeInfo& t) {
-  if (t.kind == ir::TypeInfo::Kind::kSequence && t.inner) return "seq(" + type_to_py(*t.inner) + ")";
-  if (t.kind == ir::TypeInfo::Kind::kOptional && t.inner) return "optional(" + type_to_py(*t.inner) + ")";
-  return t.to_string();
+nb::tuple describe_value(const ValueInfo& v) { return nb::make_tuple(v.name, v.type, shape_to_py(v)); }
+
+// A graph value of the engine's (introspection: inspect_model, overridable initializers) as the API
+// describes inputs and outputs.
+nb::tuple describe_value(const ir::Value* v) {
+  return describe_value(api::public_value_info(runtime::ValueInfo{v->name(), v->type()}));
 }
 
-nb::list describe_values(const std::vector<runtime::ValueInfo>& vals) {
+nb::list describe_values(const std::vector<ValueInfo>& vals) {
   nb::list out;
-  for (const auto& v : vals) out.append(nb::make_tuple(v.name, type_to_py(v.type), shape_to_py(v.type)));
+  for (const auto& v : vals) out.append(describe_value(v));
   return out;
 }
+
+std::string dims_to_py_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+Status invalid_argument(std::string msg) { return Status(StatusCode::kInvalidArgument, std::move(msg)); }
 
 using ByteArray = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 // A tensor from Python: ("tensor", raw uint8 view, dtype name, shape) or ("strings", list, shape).
-Tensor tensor_from_py(const std::string& name, nb::handle kind_h, nb::handle payload, nb::handle dtype_h, nb::handle shape_h) {
+Value tensor_from_py(const std::string& name, nb::handle kind_h, nb::handle payload, nb::handle dtype_h, nb::handle shape_h) {
   std::string kind = nb::cast<std::string>(kind_h);
   std::vector<int64_t> dims = nb::cast<std::vector<int64_t>>(shape_h);
-  Shape shape = unwrap(Shape::make(dims));
+  const int64_t numel = unwrap(element_count(dims));
   if (kind == "strings") {
     nb::list items = nb::cast<nb::list>(payload);
-    if (static_cast<int64_t>(items.size()) != shape.numel()) raise(invalid_argument("input '" + name + "': string count does not match shape"));
-    Tensor t = unwrap(Tensor::allocate(DType::kString, shape));
-    for (size_t i = 0; i < items.size(); ++i) t.data<std::string>()[i] = nb::cast<std::string>(items[i]);
-    return t;
+    if (static_cast<int64_t>(items.size()) != numel) raise(invalid_argument("input '" + name + "': string count does not match shape"));
+    std::vector<std::string> strings;
+    strings.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) strings.push_back(nb::cast<std::string>(items[i]));
+    return unwrap(Value::strings(std::move(strings), dims));
   }
   std::string dtype_str = nb::cast<std::string>(dtype_h);
-  auto dt = dtype_from_name(dtype_str);
-  if (!dt) raise(invalid_argument("input '" + name + "': unsupported element type '" + dtype_str + "'"));
+  ElementType dt;
+  if (!parse_element_type(dtype_str, &dt)) raise(invalid_argument("input '" + name + "': unsupported element type '" + dtype_str + "'"));
   ByteArray raw = nb::cast<ByteArray>(payload);
-  if (raw.shape(0) != dtype_storage_bytes(*dt, shape.numel()))
-    raise(invalid_argument("input '" + name + "': buffer size does not match shape " + shape.to_string()));
+  if (raw.shape(0) != element_storage_bytes(dt, numel))
+    raise(invalid_argument("input '" + name + "': buffer size does not match shape " + dims_to_py_string(dims)));
   // Borrowed: the caller keeps the array alive for the duration of run(); outputs that alias it are copied.
-  return Tensor::borrow(*dt, shape, raw.data());
+  return unwrap(Value::borrow(TensorView{dt, dims.data(), static_cast<int>(dims.size()), raw.data()}));
 }
 
-nb::object tensor_to_py(const Tensor& t0) {
-  Tensor t = t0;
-  if (t.buffer() && t.buffer()->borrowed()) t = unwrap(t.clone());
+nb::object tensor_to_py(const Value& t0) {
+  const Value t = t0.borrows() ? unwrap(t0.owned()) : t0;
   nb::list shape;
-  for (int64_t d : t.shape().dims()) shape.append(d);
-  if (t.dtype() == DType::kString) {
+  for (int64_t d : t.shape()) shape.append(d);
+  if (t.element_type() == ElementType::kString) {
     nb::list items;
-    for (int64_t i = 0; i < t.numel(); ++i) items.append(nb::str(t.data<std::string>()[i].data(), t.data<std::string>()[i].size()));
+    for (int64_t i = 0; i < t.element_count(); ++i) items.append(nb::str(t.string_at(i).data(), t.string_at(i).size()));
     return nb::make_tuple("strings", items, "string", shape);
   }
-  auto* holder = new Tensor(t);
-  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  auto* holder = new Value(t);
+  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<Value*>(p); });
   size_t n = t.nbytes();
   static uint8_t empty_byte = 0;
-  void* data = n ? t.raw_data() : &empty_byte;
+  void* data = n ? const_cast<void*>(t.data()) : &empty_byte;
   nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> arr(data, {n}, owner);
-  return nb::make_tuple("tensor", arr, dtype_name(t.dtype()), shape);
+  return nb::make_tuple("tensor", arr, element_type_name(t.element_type()), shape);
 }
 
-nb::object datum_to_py(const Datum& d) {
-  if (d.is_tensor()) return tensor_to_py(d.as_tensor());
-  if (d.is_sequence()) {
+nb::object datum_to_py(const Value& d) {
+  if (d.kind() == Value::Kind::kTensor) return tensor_to_py(d);
+  if (d.kind() == Value::Kind::kSequence) {
     nb::list items;
-    for (const Tensor& t : d.as_sequence()) items.append(tensor_to_py(t));
-    return nb::make_tuple("sequence", items, dtype_name(d.sequence_elem_type()), nb::none());
+    for (size_t i = 0; i < d.sequence_length(); ++i) items.append(tensor_to_py(d.sequence_item(i)));
+    return nb::make_tuple("sequence", items, element_type_name(d.element_type()), nb::none());
   }
   return nb::make_tuple("none", nb::none(), nb::none(), nb::none());
 }
 
-Datum datum_from_py(const std::string& name, nb::handle item) {
+Value datum_from_py(const std::string& name, nb::handle item) {
   nb::tuple tup = nb::cast<nb::tuple>(item);
   std::string kind = nb::cast<std::string>(tup[0]);
-  if (kind == "none") return Datum::none();
+  if (kind == "none") return Value();
   if (kind == "sequence") {
-    std::vector<Tensor> items;
-    DType elem = DType::kUndefined;
-    if (auto dt = dtype_from_name(nb::cast<std::string>(tup[2]))) elem = *dt;
+    std::vector<Value> items;
+    ElementType elem = ElementType::kUndefined;
+    parse_element_type(nb::cast<std::string>(tup[2]), &elem);
     for (nb::handle h : nb::cast<nb::list>(tup[1])) {
       nb::tuple e = nb::cast<nb::tuple>(h);
       items.push_back(tensor_from_py(name, e[0], e[1], e[2], e[3]));
-      elem = items.back().dtype();
     }
-    return Datum::sequence(std::move(items), elem);
+    // The sequence's element type is its items' (the declared one only when it is empty).
+    return unwrap(Value::sequence(items, items.empty() ? elem : ElementType::kUndefined));
   }
-  return Datum::tensor(tensor_from_py(name, tup[0], tup[1], tup[2], tup[3]));
+  return tensor_from_py(name, tup[0], tup[1], tup[2], tup[3]);
 }
 
 // numpy dtype (DLPack code, bits) <-> sdx element type, for the positional fast path.
-bool dtype_from_dlpack(nb::dlpack::dtype d, DType* out) {
+bool dtype_from_dlpack(nb::dlpack::dtype d, ElementType* out) {
   using C = nb::dlpack::dtype_code;
   if (d.lanes != 1) return false;
   const auto code = static_cast<C>(d.code);
   struct Entry {
     C code;
     uint8_t bits;
-    DType dt;
+    ElementType dt;
   };
   static const Entry kTable[] = {
-      {C::Float, 32, DType::kFloat32}, {C::Float, 64, DType::kFloat64}, {C::Float, 16, DType::kFloat16},
-      {C::Int, 8, DType::kInt8},       {C::Int, 16, DType::kInt16},     {C::Int, 32, DType::kInt32},
-      {C::Int, 64, DType::kInt64},     {C::UInt, 8, DType::kUint8},     {C::UInt, 16, DType::kUint16},
-      {C::UInt, 32, DType::kUint32},   {C::UInt, 64, DType::kUint64},   {C::Bool, 8, DType::kBool},
+      {C::Float, 32, ElementType::kFloat32}, {C::Float, 64, ElementType::kFloat64},
+      {C::Float, 16, ElementType::kFloat16}, {C::Int, 8, ElementType::kInt8},
+      {C::Int, 16, ElementType::kInt16},     {C::Int, 32, ElementType::kInt32},
+      {C::Int, 64, ElementType::kInt64},     {C::UInt, 8, ElementType::kUint8},
+      {C::UInt, 16, ElementType::kUint16},   {C::UInt, 32, ElementType::kUint32},
+      {C::UInt, 64, ElementType::kUint64},   {C::Bool, 8, ElementType::kBool},
   };
   for (const Entry& e : kTable)
     if (e.code == code && e.bits == d.bits) {
@@ -161,13 +173,13 @@ bool dtype_from_dlpack(nb::dlpack::dtype d, DType* out) {
   return false;
 }
 
-nb::dict report_to_py(const runtime::ExecutionReport& r) {
+nb::dict report_to_py(const RunReport& r) {
   nb::dict d;
   d["slot_count"] = r.slot_count;
-  d["execution_mode"] = runtime::execution_mode_name(r.mode_used);
-  d["mode_requested"] = runtime::execution_mode_name(r.mode_requested);
+  d["execution_mode"] = r.execution_mode;
+  d["mode_requested"] = r.mode_requested;
   d["mode_fallback_reason"] = r.mode_fallback_reason ? nb::object(nb::str(r.mode_fallback_reason)) : nb::none();
-  d["phase"] = runtime::plan_phase_name(r.phase);
+  d["phase"] = r.phase;
   d["replay_count"] = r.replay_count;
   d["call_count"] = r.call_count;
   d["avg_latency_us"] = r.avg_latency_us;
@@ -185,107 +197,110 @@ nb::dict report_to_py(const runtime::ExecutionReport& r) {
 }
 
 // A numpy array holding a copy of t (None for element types numpy cannot hold).
-nb::object numpy_copy(const Tensor& t) {
-  const int type = py::numpy_typenum(t.dtype());
+nb::object numpy_copy(const Value& t) {
+  TensorView view;
+  if (!t.view(&view)) return nb::none();
+  const int type = py::numpy_typenum(view.dtype);
   if (type < 0) return nb::none();
   auto* buf = static_cast<uint8_t*>(::operator new(t.nbytes() ? t.nbytes() : 1));
-  if (t.nbytes()) std::memcpy(buf, t.raw_data(), t.nbytes());
-  PyObject* arr = py::numpy_owning_array(t, type, buf);  // owns buf, also when it fails
+  if (t.nbytes()) std::memcpy(buf, t.data(), t.nbytes());
+  PyObject* arr = py::numpy_owning_array(view, type, buf);  // owns buf, also when it fails
   if (!arr) throw nb::python_error();
   return nb::steal(arr);
 }
 
-// ---- Session options: sdx.SessionOptions._to_dict() -> runtime::SessionOptions, one loop over the table
-// of session_options.inc (session_option_table.h), keyed by each row's Python name.
+// ---- Session options: sdx.SessionOptions._to_dict() -> sdx::SessionOptions, one loop over the option
+// table (SessionOptions::table(), from session_options.inc), keyed by each row's name.
 
-[[noreturn]] void option_type_error(const runtime::SessionOptionRow& row, nb::handle v, const char* want) {
+const std::vector<OptionInfo>& option_table() {
+  static const std::vector<OptionInfo> kTable = SessionOptions::table();
+  return kTable;
+}
+
+[[noreturn]] void option_type_error(const OptionInfo& row, nb::handle v, const char* want) {
   std::string repr = nb::cast<std::string>(nb::repr(v));
   if (repr.size() > 60) repr = repr.substr(0, 60);
-  throw nb::type_error(("sdx: SessionOptions." + std::string(row.python) + " must be " + want + ", not " +
+  throw nb::type_error(("sdx: SessionOptions." + row.name + " must be " + want + ", not " +
                         Py_TYPE(v.ptr())->tp_name + " " + repr)
                            .c_str());
 }
 
 // The value of `row` that `v` holds; TypeError naming the option when `v` is of the wrong Python type.
-runtime::OptionValue option_from_py(const runtime::SessionOptionRow& row, nb::handle v) {
-  using runtime::OptionType;
+OptionValue option_from_py(const OptionInfo& row, nb::handle v) {
   PyObject* o = v.ptr();
   const bool is_bool = PyBool_Check(o);
-  switch (row.type) {
-    case OptionType::kBool:
-      if (!is_bool) option_type_error(row, v, "bool");
-      return o == Py_True;
-    case OptionType::kInt:
-    case OptionType::kInt64: {
-      if (is_bool || !PyLong_Check(o)) option_type_error(row, v, "int");
-      int overflow = 0;
-      const long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
-      if (overflow)
-        raise(invalid_argument("SessionOptions." + std::string(row.python) + "=" + nb::cast<std::string>(nb::str(v)) +
-                               " is out of range; expected " + runtime::describe_session_option(row)));
-      return int64_t{x};
-    }
-    case OptionType::kDouble:
-      if (is_bool || !(PyFloat_Check(o) || PyLong_Check(o))) option_type_error(row, v, "float");
-      if (PyFloat_Check(o)) return PyFloat_AsDouble(o);
-      {
-        const double x = PyLong_AsDouble(o);
-        if (x == -1.0 && PyErr_Occurred()) throw nb::python_error();
-        return x;
-      }
-    case OptionType::kString:
-    case OptionType::kExecutionMode:
-      if (!PyUnicode_Check(o)) option_type_error(row, v, "str");
-      return nb::cast<std::string>(v);
-    case OptionType::kStringList: {
-      if (!PyList_Check(o) && !PyTuple_Check(o)) option_type_error(row, v, "a list of str");
-      std::vector<std::string> items;
-      for (nb::handle item : v) {
-        if (!PyUnicode_Check(item.ptr())) option_type_error(row, v, "a list of str");
-        items.push_back(nb::cast<std::string>(item));
-      }
-      return items;
-    }
+  const std::string& type = row.type;
+  if (type == "bool") {
+    if (!is_bool) option_type_error(row, v, "bool");
+    return o == Py_True;
   }
-  raise(internal_error("unknown option type"));
+  if (type == "int" || type == "int64") {
+    if (is_bool || !PyLong_Check(o)) option_type_error(row, v, "int");
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow)
+      raise(invalid_argument("SessionOptions." + row.name + "=" + nb::cast<std::string>(nb::str(v)) +
+                             " is out of range; expected " + row.accepts));
+    return int64_t{x};
+  }
+  if (type == "double") {
+    if (is_bool || !(PyFloat_Check(o) || PyLong_Check(o))) option_type_error(row, v, "float");
+    if (PyFloat_Check(o)) return PyFloat_AsDouble(o);
+    const double x = PyLong_AsDouble(o);
+    if (x == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return x;
+  }
+  if (type == "string" || type == "execution mode") {
+    if (!PyUnicode_Check(o)) option_type_error(row, v, "str");
+    return nb::cast<std::string>(v);
+  }
+  if (type == "string list") {
+    if (!PyList_Check(o) && !PyTuple_Check(o)) option_type_error(row, v, "a list of str");
+    std::vector<std::string> items;
+    for (nb::handle item : v) {
+      if (!PyUnicode_Check(item.ptr())) option_type_error(row, v, "a list of str");
+      items.push_back(nb::cast<std::string>(item));
+    }
+    return items;
+  }
+  raise(Status(StatusCode::kInternal, "unknown option type " + type));
 }
 
-runtime::SessionOptions options_from_py(nb::dict options) {
-  runtime::SessionOptions opts;
+SessionOptions options_from_py(nb::dict options) {
+  SessionOptions opts;
   for (auto [key, value] : options) {
     if (!PyUnicode_Check(key.ptr())) throw nb::type_error("sdx: session option names must be str");
     const std::string name = nb::cast<std::string>(key);
-    const runtime::SessionOptionRow* row = runtime::find_session_option(name);
+    const OptionInfo* row = nullptr;
+    for (const OptionInfo& r : option_table())
+      if (r.name == name) row = &r;
     if (!row) {
       std::string names;
-      for (const runtime::SessionOptionRow& r : runtime::session_option_rows())
-        names += (names.empty() ? "" : ", ") + std::string(r.python);
+      for (const OptionInfo& r : option_table()) names += (names.empty() ? "" : ", ") + r.name;
       throw nb::value_error(("sdx: unknown session option '" + name + "'; the options are " + names).c_str());
     }
-    runtime::OptionValue v = option_from_py(*row, value);
-    const std::string source = "SessionOptions." + name + "=" + runtime::format_session_option(*row, v);
-    if (Status s = runtime::set_session_option(&opts, *row, std::move(v), source); !s.is_ok()) raise(s);
+    if (Status s = opts.set(name, option_from_py(*row, value)); !s.is_ok()) raise(s);
   }
   return opts;
 }
 
-nb::object option_to_py(const runtime::OptionValue& v) {
+nb::object option_to_py(const OptionValue& v) {
   return std::visit([](const auto& x) -> nb::object { return nb::cast(x); }, v);
 }
 
 // The table for sdx.SessionOptions (its attributes and defaults) and the README check.
 nb::list session_option_table() {
   nb::list out;
-  for (const runtime::SessionOptionRow& r : runtime::session_option_rows()) {
+  for (const OptionInfo& r : option_table()) {
     nb::dict d;
-    d["name"] = r.python;
+    d["name"] = r.name;
     d["field"] = r.field;
     d["env"] = r.env;
-    d["type"] = runtime::option_type_name(r.type);
+    d["type"] = r.type;
     d["default"] = option_to_py(r.default_value);
-    d["env_default"] = runtime::format_session_option(r, r.default_value);
-    d["accepts"] = runtime::describe_session_option(r);
-    d["c_field"] = r.c_field ? nb::object(nb::str(r.c_field)) : nb::none();
+    d["env_default"] = r.env_default;
+    d["accepts"] = r.accepts;
+    d["c_field"] = r.c_field.empty() ? nb::none() : nb::object(nb::str(r.c_field.c_str()));
     d["help"] = r.help;
     out.append(d);
   }
@@ -294,7 +309,7 @@ nb::list session_option_table() {
 
 nb::list session_option_switches() {
   nb::list out;
-  for (const runtime::SessionOptionSwitch& s : runtime::session_option_switches()) {
+  for (const OptionSwitch& s : SessionOptions::switches()) {
     nb::dict d;
     d["env"] = s.env;
     d["field"] = s.field;
@@ -307,24 +322,25 @@ nb::list session_option_switches() {
 class PySession {
  public:
   PySession(nb::object model, nb::dict options) {
-    runtime::SessionOptions opts = options_from_py(options);
+    SessionOptions opts = options_from_py(options);
+    Result<Session> loaded = Status(StatusCode::kInternal, "not loaded");
     if (nb::isinstance<nb::bytes>(model)) {
       nb::bytes b = nb::cast<nb::bytes>(model);
-      std::string bytes(static_cast<const char*>(b.data()), b.size());
+      std::string_view bytes(static_cast<const char*>(b.data()), b.size());
       nb::gil_scoped_release release;
-      session_ = unwrap(api::load_session_bytes(bytes, opts));
+      loaded = Session::load_bytes(bytes, opts);
     } else {
       std::string path = nb::cast<std::string>(nb::str(model));
       nb::gil_scoped_release release;
-      session_ = unwrap(api::load_session_file(path, opts));
+      loaded = Session::load(path, opts);
     }
-    pool_ = std::make_unique<runtime::ContextPool>(session_.get());
+    session_ = std::make_unique<Session>(unwrap(std::move(loaded)));
     for (const auto& v : session_->inputs()) {
       PyObject* key = PyUnicode_FromStringAndSize(v.name.data(), static_cast<Py_ssize_t>(v.name.size()));
       if (!key) throw nb::python_error();
       PyUnicode_InternInPlace(&key);
       input_keys_.push_back(nb::steal(key));
-      positional_ = positional_ && type_to_py(v.type).rfind("tensor(", 0) == 0;
+      positional_ = positional_ && v.is_tensor;
     }
     int pos = 0;
     for (const auto& v : session_->outputs()) output_index_[nb::str(v.name.data(), v.name.size())] = pos++;
@@ -378,8 +394,8 @@ class PySession {
   nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report) {
     // Storage for n arguments only: constructing kMaxFastInputs of each on every call cost more than
     // a small model's whole run.
-    alignas(runtime::TensorArg) unsigned char arg_storage[kMaxFastInputs * sizeof(runtime::TensorArg)];
-    auto* args = reinterpret_cast<runtime::TensorArg*>(arg_storage);
+    alignas(TensorView) unsigned char arg_storage[kMaxFastInputs * sizeof(TensorView)];
+    auto* args = reinterpret_cast<TensorView*>(arg_storage);
     int64_t dims[kMaxFastInputs][py::kMaxNumpyRank];
     // Inputs that are not plain numpy arrays (DLPack producers such as torch tensors) are read through
     // nanobind; the views keep what they borrow alive for the call.
@@ -393,7 +409,7 @@ class PySession {
       }
     } keep;
     for (size_t i = 0; i < n; ++i) {
-      runtime::TensorArg* arg = new (&args[i]) runtime::TensorArg();
+      TensorView* arg = new (&args[i]) TensorView();
       if (py::numpy_input(items[i].ptr(), arg, dims[i])) {
         Py_INCREF(items[i].ptr());
         keep.objs[keep.n++] = items[i].ptr();
@@ -415,17 +431,17 @@ class PySession {
       arg->data = view.data();
       views.push_back(std::move(view));
     }
-    std::unique_ptr<runtime::Context> ctx = pool_->acquire();
-    runtime::ExecutionReport report;
+    std::unique_ptr<RunContext> ctx = session_->acquire_context();
+    RunReport report;
     Status st;
     // One GIL release for the run and the copies of the tensor outputs out of the engine's memory
     // (reused by the next run), made by the session's threads: a decode step returns its whole KV cache.
     constexpr size_t kInline = 16;
-    uint8_t* copies_inline[kInline];
+    void* copies_inline[kInline];
     int types_inline[kInline];
-    std::vector<uint8_t*> copies_heap;
+    std::vector<void*> copies_heap;
     std::vector<int> types_heap;
-    uint8_t** copies = copies_inline;
+    void** copies = copies_inline;
     int* types = types_inline;
     size_t num_out = 0;
     {
@@ -439,36 +455,23 @@ class PySession {
           copies = copies_heap.data();
           types = types_heap.data();
         }
-        size_t total = 0;
         for (size_t i = 0; i < num_out; ++i) {
           copies[i] = nullptr;
-          const Datum& d = ctx->output(i);
-          if (!d.is_tensor() || (types[i] = py::numpy_typenum(d.as_tensor().dtype())) < 0) continue;
-          const size_t bytes = d.as_tensor().nbytes();
-          copies[i] = static_cast<uint8_t*>(::operator new(bytes ? bytes : 1));
-          total += bytes;
+          TensorView v;
+          if (!ctx->output_view(i, &v) || (types[i] = py::numpy_typenum(v.dtype)) < 0) continue;
+          const size_t bytes = element_storage_bytes(v.dtype, view_numel(v));
+          copies[i] = ::operator new(bytes ? bytes : 1);
         }
-        cpu::ScopedThreadPool bind_threads(session_->thread_pool());
-        auto copy = [&](size_t i) {
-          if (copies[i])
-            cpu::parallel_copy(copies[i], ctx->output(i).as_tensor().raw_data(), ctx->output(i).as_tensor().nbytes());
-        };
-        if (total >= cpu::kParallelCopyMinBytes && num_out > 1) {
-          cpu::parallel_for(static_cast<int64_t>(num_out), 1, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i) copy(static_cast<size_t>(i));
-          });
-        } else {
-          for (size_t i = 0; i < num_out; ++i) copy(i);
-        }
+        session_->copy_outputs(*ctx, copies);
       }
     }
     if (!st.is_ok()) {
-      pool_->release(std::move(ctx));
+      session_->release_context(std::move(ctx));
       raise(st);
     }
     // Frees the copies not yet handed to an array when this returns by an exception.
     struct FreeCopies {
-      uint8_t** copies;
+      void** copies;
       size_t n;
       ~FreeCopies() {
         for (size_t i = 0; i < n; ++i) ::operator delete(copies[i]);
@@ -479,27 +482,37 @@ class PySession {
     nb::list result = nb::steal<nb::list>(list);
     bool general = false;
     for (size_t i = 0; i < num_out; ++i) {
-      const Datum& d = ctx->output(i);
       PyObject* o = nullptr;
       if (copies[i]) {
-        uint8_t* buf = copies[i];
+        void* buf = copies[i];
         copies[i] = nullptr;
-        o = py::numpy_owning_array(d.as_tensor(), types[i], buf);  // owns buf, also when it fails
+        TensorView v;
+        ctx->output_view(i, &v);
+        o = py::numpy_owning_array(v, types[i], buf);  // owns buf, also when it fails
         if (!o) throw nb::python_error();
       } else {
         general = true;
-        o = datum_to_py(d).release().ptr();  // decoded by the Python side
+        o = datum_to_py(ctx->output(i)).release().ptr();  // decoded by the Python side
       }
       PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), o);  // steals o
     }
-    pool_->release(std::move(ctx));
+    session_->release_context(std::move(ctx));
     nb::object out = want_report ? nb::object(nb::make_tuple(result, report_to_py(report))) : nb::object(result);
     return general ? nb::object(nb::make_tuple("general", out)) : out;
   }
 
  public:
+  static int64_t view_numel(const TensorView& v) {
+    int64_t n = 1;
+    for (int d = 0; d < v.rank; ++d) n *= v.dims[d];
+    return n;
+  }
+
+  // The engine behind the session, for the introspection below (no public form yet).
+  runtime::Session& engine() const { return api::engine(*session_); }
+
   nb::dict optimization_report() const {
-    const opt::OptimizationReport& r = session_->optimization();
+    const opt::OptimizationReport& r = engine().optimization();
     nb::dict d;
     d["enabled"] = r.enabled;
     d["iterations"] = r.iterations;
@@ -525,7 +538,7 @@ class PySession {
   }
 
   nb::dict cache_stats() const {
-    runtime::PlanCacheStats st = session_->cache_stats();
+    runtime::PlanCacheStats st = engine().cache_stats();
     nb::dict d;
     d["entries"] = st.entries;
     d["frozen_bytes"] = st.frozen_bytes;
@@ -538,8 +551,8 @@ class PySession {
   }
   nb::list outputs() const { return describe_values(session_->outputs()); }
 
-  static std::vector<std::pair<std::string, Datum>> to_feeds(nb::list feeds) {
-    std::vector<std::pair<std::string, Datum>> cfeeds;
+  static Session::Feeds to_feeds(nb::list feeds) {
+    Session::Feeds cfeeds;
     for (nb::handle h : feeds) {
       nb::tuple kv = nb::cast<nb::tuple>(h);
       std::string name = nb::cast<std::string>(kv[0]);
@@ -548,27 +561,34 @@ class PySession {
     return cfeeds;
   }
 
+  // The feeds as the engine's introspection takes them.
+  static std::vector<std::pair<std::string, Datum>> to_engine_feeds(nb::list feeds) {
+    std::vector<std::pair<std::string, Datum>> out;
+    for (auto& [name, v] : to_feeds(feeds)) out.emplace_back(name, api::datum_of(v));
+    return out;
+  }
+
   nb::list run(nb::list feeds, std::vector<std::string> output_names) {
-    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
-    Result<std::vector<Datum>> outs = invalid_argument("not run");
+    Session::Feeds cfeeds = to_feeds(feeds);
+    Result<std::vector<Value>> outs = invalid_argument("not run");
     {
       nb::gil_scoped_release release;
       outs = session_->run(cfeeds, output_names);
     }
-    std::vector<Datum> values = unwrap(std::move(outs));
+    std::vector<Value> values = unwrap(std::move(outs));
     nb::list result;
-    for (const Datum& d : values) result.append(datum_to_py(d));
+    for (const Value& d : values) result.append(datum_to_py(d));
     return result;
   }
 
-  std::string graph_text() const { return ir::print_graph(*session_->model().graph); }
+  std::string graph_text() const { return ir::print_graph(*engine().model().graph); }
 
   // Runs once on `feeds`, recording shapes, and returns the plan table, memory figures and per-slot rows.
   // Runs slot by slot with breakpoints (plan slot indices or value names); callback(slot, name, op,
   // node, value) is called with the GIL at each, the value as numpy (or decoded). Returns the outputs.
   nb::list debug(nb::list feeds, nb::list breakpoints, nb::object callback) {
-    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
-    runtime::Debugger dbg(*session_);
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_engine_feeds(feeds);
+    runtime::Debugger dbg(engine());
     for (nb::handle b : breakpoints) {
       Status st = nb::isinstance<nb::int_>(b) ? dbg.break_at_slot(nb::cast<int>(b))
                                               : dbg.break_at_value(nb::cast<std::string>(b));
@@ -580,8 +600,9 @@ class PySession {
       nb::gil_scoped_release release;
       Result<std::vector<Datum>> r = dbg.run(cfeeds, [&](const runtime::BreakpointHit& h) {
         nb::gil_scoped_acquire gil;
-        nb::object value = h.value->is_tensor() ? numpy_copy(h.value->as_tensor()) : nb::none();
-        if (value.is_none()) value = datum_to_py(*h.value);
+        const Value v = api::value_of(*h.value);
+        nb::object value = v.is_tensor() ? numpy_copy(v) : nb::none();
+        if (value.is_none()) value = datum_to_py(v);
         callback(h.slot, *h.name, *h.op, *h.node, value);
       });
       if (!r.is_ok()) {
@@ -591,16 +612,16 @@ class PySession {
       outs = std::move(r).value();
     }
     nb::list result;
-    for (const Datum& d : outs) result.append(datum_to_py(d));
+    for (const Datum& d : outs) result.append(datum_to_py(api::value_of(d)));
     return result;
   }
 
   nb::dict check_replay(nb::list feeds, double atol) {
-    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_engine_feeds(feeds);
     Result<runtime::ReplayCheck> r = invalid_argument("not run");
     {
       nb::gil_scoped_release release;
-      r = runtime::check_replay(*session_, cfeeds, atol);
+      r = runtime::check_replay(engine(), cfeeds, atol);
     }
     runtime::ReplayCheck c = unwrap(std::move(r));
     auto loc = [](const runtime::SlotLocation& l) -> nb::object {
@@ -630,11 +651,11 @@ class PySession {
   }
 
   nb::dict introspect(nb::list feeds) {
-    std::vector<std::pair<std::string, Datum>> cfeeds = to_feeds(feeds);
+    std::vector<std::pair<std::string, Datum>> cfeeds = to_engine_feeds(feeds);
     Result<runtime::PlanIntrospection> info = invalid_argument("not run");
     {
       nb::gil_scoped_release release;
-      info = runtime::introspect(*session_, cfeeds);
+      info = runtime::introspect(engine(), cfeeds);
     }
     runtime::PlanIntrospection pi = unwrap(std::move(info));
     nb::dict d;
@@ -705,9 +726,10 @@ class PySession {
   nb::dict jit_stats() const {
     nb::dict d;
     jit::JitStats st;
-    if (session_->jit()) st = session_->jit()->stats();
-    d["enabled"] = session_->jit() != nullptr;
-    d["cache_dir"] = session_->jit() ? session_->jit()->cache().dir() : std::string();
+    jit::JitEngine* jit = engine().jit();
+    if (jit) st = jit->stats();
+    d["enabled"] = jit != nullptr;
+    d["cache_dir"] = jit ? jit->cache().dir() : std::string();
     d["requests"] = st.requests;
     d["disk_cache_hits"] = st.disk_cache_hits;
     d["compiled"] = st.compiled;
@@ -717,11 +739,11 @@ class PySession {
   }
   bool wait_for_jit(double timeout_s) {
     nb::gil_scoped_release release;
-    return session_->wait_for_jit(timeout_s);
+    return engine().wait_for_jit(timeout_s);
   }
 
   nb::dict metadata() const {
-    const ir::Model& m = session_->model();
+    const ir::Model& m = engine().model();
     nb::dict d;
     d["producer_name"] = m.producer;
     d["producer_version"] = m.producer_version;
@@ -738,16 +760,15 @@ class PySession {
   // Initializers that are also graph inputs: callers may feed them to override the stored value.
   nb::list overridable_initializers() const {
     nb::list out;
-    const ir::Graph& g = *session_->model().graph;
+    const ir::Graph& g = *engine().model().graph;
     for (const ir::Value* v : g.inputs())
-      if (v->is_initializer()) out.append(nb::make_tuple(v->name(), type_to_py(v->type()), shape_to_py(v->type())));
+      if (v->is_initializer()) out.append(describe_value(v));
     return out;
   }
 
  private:
-  std::unique_ptr<runtime::Session> session_;
-  // Contexts for the fast path (destroyed before the session: declared after it).
-  std::unique_ptr<runtime::ContextPool> pool_;
+  // The fast path's contexts come from the session's own pool (acquire_context / release_context).
+  std::unique_ptr<Session> session_;
   // run_feed's lookups: the input names in order (interned str), output name -> position, and whether
   // every input is a plain tensor (else the general path encodes the feeds).
   std::vector<nb::object> input_keys_;
@@ -775,8 +796,8 @@ nb::dict inspect_model(const std::string& path) {
   out["producer"] = m.producer;
   nb::list ins, outs;
   for (const ir::Value* v : m.graph->inputs())
-    if (!v->is_initializer()) ins.append(nb::make_tuple(v->name(), type_to_py(v->type()), shape_to_py(v->type())));
-  for (const ir::Value* v : m.graph->outputs()) outs.append(nb::make_tuple(v->name(), type_to_py(v->type()), shape_to_py(v->type())));
+    if (!v->is_initializer()) ins.append(describe_value(v));
+  for (const ir::Value* v : m.graph->outputs()) outs.append(describe_value(v));
   out["inputs"] = ins;
   out["outputs"] = outs;
   std::map<std::string, int> hist;
@@ -872,8 +893,8 @@ NB_MODULE(_sdx, m) {
   // sdx compile: the model's bytes, sdx.SessionOptions._to_dict(), and per input set a dict of input name ->
   // C-contiguous numpy array -> the bundle's bytes.
   m.def("compile_bundle", [](nb::bytes model, nb::dict options, nb::list input_sets) {
-    runtime::SessionOptions opts = options_from_py(options);
-    std::vector<api::NamedInputs> calls;
+    SessionOptions opts = options_from_py(options);
+    std::vector<NamedViews> calls;
     std::vector<std::vector<std::array<int64_t, py::kMaxNumpyRank>>> dims;
     for (nb::handle set : input_sets) {
       nb::dict feeds = nb::cast<nb::dict>(set);
@@ -881,13 +902,13 @@ NB_MODULE(_sdx, m) {
       dims.emplace_back(feeds.size());
       size_t i = 0;
       for (auto [name, array] : feeds) {
-        runtime::TensorArg arg;
+        TensorView arg;
         if (!py::numpy_input(array.ptr(), &arg, dims.back()[i++].data()))
           throw nb::type_error("sdx: compile inputs must be C-contiguous numpy arrays of a supported type");
         calls.back().emplace_back(nb::cast<std::string>(name), arg);
       }
     }
-    std::string bytes = unwrap(api::compile_bundle(std::string(model.c_str(), model.size()), opts, calls));
+    std::string bytes = unwrap(compile_bundle(std::string(model.c_str(), model.size()), opts, calls));
     return nb::bytes(bytes.data(), bytes.size());
   }, nb::arg("model"), nb::arg("options"), nb::arg("input_sets"));
   m.def("session_option_table", &session_option_table);

@@ -6,7 +6,7 @@
 // engine's threads already filled.
 //
 //   if (!py::numpy_api_init()) throw ...;                 // once, at module import
-//   runtime::TensorArg arg; int64_t dims[py::kMaxNumpyRank];
+//   TensorView arg; int64_t dims[py::kMaxNumpyRank];
 //   if (!py::numpy_input(obj, &arg, dims)) ...            // not a plain numpy array: the slower path
 //   PyObject* a = py::numpy_owning_array(tensor, typenum, buf);  // owns buf (::operator new)
 #pragma once
@@ -15,8 +15,7 @@
 
 #include <cstdint>
 
-#include "core/tensor.h"
-#include "runtime/tensor_arg.h"
+#include "sdx/tensor.h"
 
 namespace sdx::py {
 
@@ -29,13 +28,13 @@ bool numpy_api_init();
 // place: aligned, C-contiguous, native byte order, rank <= kMaxNumpyRank and an element type sdx has
 // (bool, int8..64, uint8..64, float16/32/64). False otherwise, with no error set. `arg` borrows the
 // array's memory: the caller keeps `obj` alive while it is used.
-bool numpy_input(PyObject* obj, runtime::TensorArg* arg, int64_t* dims);
+bool numpy_input(PyObject* obj, TensorView* arg, int64_t* dims);
 
 // numpy's type number for dt, or -1 when numpy has no such type (strings, bfloat16, float8, ...).
-int numpy_typenum(DType dt);
+int numpy_typenum(ElementType dt);
 
 // A new numpy array with t's shape and type `typenum` over `buf` (allocated with ::operator new, holding
 // t's bytes), which it owns from now on. Null with the Python error set on failure (buf is freed).
-PyObject* numpy_owning_array(const Tensor& t, int typenum, void* buf);
+PyObject* numpy_owning_array(const TensorView& t, int typenum, void* buf);
 
 }  // namespace sdx::py

@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "core/status.h"
+#include "sdx/status.h"
 
 namespace sdx::py {
 

@@ -1,4 +1,5 @@
-// The C ABI (include/sdx/sdx_runtime_c.h) over runtime::Session and runtime::Context.
+// The C ABI (include/sdx/sdx_runtime_c.h) over the public C++ API (include/sdx/session.h): sdx::Session
+// and sdx::RunContext. Only the options mapping reaches past it, to the option table (runtime/session_option_table.h).
 //
 // Every exported function runs its body through guarded(): the thread's last error is cleared, C++
 // exceptions are turned into status codes, and failures store their message for sdxGetLastError.
@@ -20,29 +21,25 @@
 #include <variant>
 #include <vector>
 
-#include "api/load.h"
+#include "api/public_access.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "runtime/context.h"
-#include "runtime/execution_report.h"
+#include "runtime/execution_mode.h"
 #include "runtime/plan_phase.h"
-#include "runtime/session.h"
 #include "runtime/session_option_table.h"
-#include "runtime/session_options.h"
-#include "runtime/tensor_arg.h"
+#include "sdx/session.h"
 
 namespace {
 
 using sdx::DType;
 using sdx::Status;
 using sdx::StatusCode;
+using sdx::Session;
+using sdx::SessionOptions;
+using sdx::TensorView;
 using sdx::runtime::ExecutionMode;
 using sdx::runtime::PlanPhase;
-using sdx::runtime::Session;
-using sdx::runtime::SessionOptions;
-using sdx::runtime::TensorArg;
 
 // ---- The C enums mirror sdx's own; these keep them in step. ----
 
@@ -237,14 +234,14 @@ sdx_status_t check_tensor(const char* function, const char* kind, const char* na
   return SDX_STATUS_OK;
 }
 
-std::string quoted_names(const std::vector<sdx::runtime::ValueInfo>& infos) {
+std::string quoted_names(const std::vector<sdx::ValueInfo>& infos) {
   std::string names;
   for (const auto& i : infos) names += (names.empty() ? "'" : ", '") + i.name + "'";
   return names.empty() ? "none" : names;
 }
 
 // Position of name in infos, or -1. Compares in place: no std::string is built on the hot path.
-int find_name(const std::vector<sdx::runtime::ValueInfo>& infos, const char* name) {
+int find_name(const std::vector<sdx::ValueInfo>& infos, const char* name) {
   for (size_t i = 0; i < infos.size(); ++i)
     if (infos[i].name == name) return static_cast<int>(i);
   return -1;
@@ -265,9 +262,9 @@ struct sdx_bundle_t {
 
 struct sdx_context_t {
   std::shared_ptr<const Session> session;  // declared before ctx: destroyed after it
-  std::unique_ptr<sdx::runtime::Context> ctx;
+  std::unique_ptr<sdx::RunContext> ctx;
   // Per model input, parallel to session->inputs(): the marked tensor (dims point into dims[i]).
-  std::vector<TensorArg> args;
+  std::vector<TensorView> args;
   std::vector<std::vector<int64_t>> dims;
   std::vector<bool> marked;
   bool has_outputs = false;  // the last sdxRun succeeded and nothing invalidated its outputs since
@@ -284,28 +281,30 @@ sdx_status_t fill_output(const char* function, sdx_context_t* c, size_t index, s
   if (!c->has_outputs || index >= c->ctx->num_outputs())
     return fail(SDX_STATUS_FAILED_PRECONDITION, function,
                 "output '" + outputs[index].name + "' is not available: " + kNoOutputs);
-  const sdx::Datum& d = c->ctx->output(index);
-  if (!d.is_tensor())
-    return fail(SDX_STATUS_UNIMPLEMENTED, function,
-                "output '" + outputs[index].name + "' is a sequence or optional, which the C ABI cannot return");
-  const sdx::Tensor& t = d.as_tensor();
-  if (t.dtype() == DType::kString)
+  TensorView t;
+  if (!c->ctx->output_view(index, &t)) {
+    if (!c->ctx->output(index).is_tensor())
+      return fail(SDX_STATUS_UNIMPLEMENTED, function,
+                  "output '" + outputs[index].name + "' is a sequence or optional, which the C ABI cannot return");
     return fail(SDX_STATUS_UNIMPLEMENTED, function,
                 "output '" + outputs[index].name + "' is a string tensor, which the C ABI cannot return");
-  SDX_OUT(out, data, t.raw_data());
-  SDX_OUT(out, dims, t.shape().dims().data());
-  SDX_OUT(out, ndim, static_cast<int32_t>(t.rank()));
-  SDX_OUT(out, dtype, static_cast<int32_t>(sdx::dtype_to_onnx(t.dtype())));
-  SDX_OUT(out, nbytes, t.nbytes());
+  }
+  int64_t numel = 1;
+  for (int d = 0; d < t.rank; ++d) numel *= t.dims[d];
+  SDX_OUT(out, data, t.data);
+  SDX_OUT(out, dims, t.dims);
+  SDX_OUT(out, ndim, static_cast<int32_t>(t.rank));
+  SDX_OUT(out, dtype, static_cast<int32_t>(sdx::dtype_to_onnx(t.dtype)));
+  SDX_OUT(out, nbytes, sdx::dtype_storage_bytes(t.dtype, numel));
   return SDX_STATUS_OK;
 }
 
-sdx_status_t load_bundle(const char* function, sdx_runtime_t* runtime, sdx::Result<std::unique_ptr<Session>> loaded,
+sdx_status_t load_bundle(const char* function, sdx_runtime_t* runtime, sdx::Result<Session> loaded,
                          sdx_bundle_t** out) {
   if (!loaded.is_ok()) return fail(function, loaded.status());
   auto b = std::make_unique<sdx_bundle_t>();
   b->options = runtime->options;
-  b->session = std::shared_ptr<const Session>(std::move(loaded).value());
+  b->session = std::make_shared<const Session>(std::move(loaded).value());
   *out = b.release();
   return SDX_STATUS_OK;
 }
@@ -341,7 +340,8 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
   static constexpr char kFn[] = "sdxCreateRuntime";
   return guarded(kFn, [&]() -> sdx_status_t {
     if (!out) return null_argument(kFn, "out");
-    SessionOptions o;
+    SessionOptions public_options;
+    sdx::runtime::SessionOptions& o = sdx::api::engine_options(public_options);
     if (info) {
       if (sdx_status_t s = check_struct_size(kFn, "info", info->struct_size, SDX_CREATE_INFO_MIN_SIZE)) return s;
       // Each field's option, default and range come from its row of session_options.inc (the SDX_C
@@ -371,7 +371,7 @@ sdx_status_t sdxCreateRuntime(const sdx_create_info_t* info, sdx_runtime_t** out
       }
     }
     auto r = std::make_unique<sdx_runtime_t>();
-    r->options = std::make_shared<const SessionOptions>(o);
+    r->options = std::make_shared<const SessionOptions>(std::move(public_options));
     *out = r.release();
     return SDX_STATUS_OK;
   });
@@ -385,7 +385,7 @@ sdx_status_t sdxLoadBundle(sdx_runtime_t* runtime, const char* path, sdx_bundle_
     if (!runtime) return null_argument(kFn, "runtime");
     if (!path) return null_argument(kFn, "path");
     if (!out) return null_argument(kFn, "out");
-    return load_bundle(kFn, runtime, sdx::api::load_session_file(path, *runtime->options), out);
+    return load_bundle(kFn, runtime, Session::load(path, *runtime->options), out);
   });
 }
 
@@ -395,8 +395,7 @@ sdx_status_t sdxLoadBundleFromMemory(sdx_runtime_t* runtime, const void* data, s
     if (!runtime) return null_argument(kFn, "runtime");
     if (!data) return null_argument(kFn, "data");
     if (!out) return null_argument(kFn, "out");
-    const std::string bytes(static_cast<const char*>(data), size);
-    return load_bundle(kFn, runtime, sdx::api::load_session_bytes(bytes, *runtime->options), out);
+    return load_bundle(kFn, runtime, Session::load_bytes(std::string_view(static_cast<const char*>(data), size), *runtime->options), out);
   });
 }
 
@@ -486,13 +485,13 @@ sdx_status_t sdxMarkInputPlaceholder(sdx_context_t* ctx, const char* name, const
     const auto& info = inputs[static_cast<size_t>(i)];
     DType dtype;
     if (sdx_status_t s = check_tensor(kFn, "input", name, tensor, &dtype)) return s;
-    if (info.type.elem != DType::kUndefined && dtype != info.type.elem)
+    if (info.element_type != DType::kUndefined && dtype != info.element_type)
       return fail(SDX_STATUS_INVALID_ARGUMENT, kFn,
-                  "input '" + info.name + "': expected element type " + sdx::dtype_name(info.type.elem) + " but got " +
+                  "input '" + info.name + "': expected element type " + sdx::dtype_name(info.element_type) + " but got " +
                       sdx::dtype_name(dtype));
     std::vector<int64_t>& dims = ctx->dims[static_cast<size_t>(i)];
     dims.assign(tensor->dims, tensor->dims + tensor->ndim);  // no allocation while capacity suffices
-    ctx->args[static_cast<size_t>(i)] = TensorArg{dtype, dims.data(), tensor->ndim, tensor->data};
+    ctx->args[static_cast<size_t>(i)] = TensorView{dtype, dims.data(), tensor->ndim, tensor->data};
     ctx->marked[static_cast<size_t>(i)] = true;
     return SDX_STATUS_OK;
   });
@@ -505,7 +504,7 @@ sdx_status_t sdxMarkInputVariable(sdx_context_t* ctx, const char* name, const sd
     if (!name) return null_argument(kFn, "name");
     if (!tensor) return null_argument(kFn, "tensor");
     const std::string what = std::string("variable '") + name + "'";
-    if (!ctx->session->model().graph->find_value(name))
+    if (!ctx->session->has_value(name))
       return fail(SDX_STATUS_NOT_FOUND, kFn, std::string("the model has no initializer '") + name + "'");
     DType dtype;
     if (sdx_status_t s = check_tensor(kFn, "variable", name, tensor, &dtype)) return s;
@@ -513,10 +512,9 @@ sdx_status_t sdxMarkInputVariable(sdx_context_t* ctx, const char* name, const sd
     if (!shape.is_ok()) return fail(kFn, shape.status().with_context(what));
     if (shape.value().numel() > 0 && !tensor->data)
       return fail(SDX_STATUS_INVALID_ARGUMENT, kFn, what + ": data is NULL");
-    // Borrowed for the call only: set_variable copies the values.
-    const sdx::Tensor value = sdx::Tensor::borrow(dtype, std::move(shape).value(), const_cast<void*>(tensor->data));
     ctx->has_outputs = false;  // the session may drop the plans that own them
-    const Status s = ctx->session->set_variable(*ctx->ctx, name, value);
+    // Read for the call only: set_variable copies the values.
+    const Status s = ctx->session->set_variable(*ctx->ctx, name, TensorView{dtype, tensor->dims, tensor->ndim, tensor->data});
     if (!s.is_ok()) return fail(kFn, s);
     return SDX_STATUS_OK;
   });
@@ -537,23 +535,23 @@ sdx_status_t sdxRun(sdx_context_t* ctx, const sdx_run_info_t* run_info, sdx_exec
                     "input '" + ctx->session->inputs()[i].name +
                         "' has not been marked: call sdxMarkInputPlaceholder for every input before sdxRun");
     ctx->has_outputs = false;
-    sdx::runtime::ExecutionReport rep;
+    sdx::RunReport rep;
     const Status s = ctx->session->run(*ctx->ctx, ctx->args.data(), ctx->args.size(), {}, report ? &rep : nullptr);
     if (!s.is_ok()) return fail(kFn, s);
     ctx->has_outputs = true;
     if (report) {
       SDX_OUT(report, slot_count, rep.slot_count);
-      SDX_OUT(report, execution_mode, static_cast<int32_t>(rep.mode_used));
+      SDX_OUT(report, execution_mode, rep.execution_mode_id);
       SDX_OUT(report, replay_count, rep.replay_count);
       SDX_OUT(report, avg_latency_us, static_cast<float>(rep.avg_latency_us));
       SDX_OUT(report, peak_memory_bytes, static_cast<size_t>(rep.peak_memory_bytes));
-      SDX_OUT(report, phase, static_cast<int32_t>(rep.phase));
+      SDX_OUT(report, phase, rep.phase_id);
       SDX_OUT(report, captured_steps, rep.captured_steps);
       SDX_OUT(report, call_count, rep.call_count);
       SDX_OUT(report, gap_steps, rep.gap_steps);
       SDX_OUT(report, slot_by_slot_steps, rep.slot_by_slot_steps);
       SDX_OUT(report, fallback_reason, rep.fallback_reason);
-      SDX_OUT(report, requested_mode, static_cast<int32_t>(rep.mode_requested));
+      SDX_OUT(report, requested_mode, rep.mode_requested_id);
       SDX_OUT(report, mode_fallback_reason, rep.mode_fallback_reason);
     }
     return SDX_STATUS_OK;
@@ -607,7 +605,7 @@ sdx_plan_phase_t sdxGetPlanPhase(const sdx_context_t* ctx) {
     guarded(kFn, [] { return null_argument(kFn, "ctx"); });
     return SDX_PHASE_INVALID;
   }
-  return static_cast<sdx_plan_phase_t>(ctx->ctx->phase());
+  return static_cast<sdx_plan_phase_t>(ctx->ctx->plan_phase_id());
 }
 
 }  // extern "C"

@@ -11,12 +11,12 @@ struct DTypeInfo {
 };
 constexpr DTypeInfo kInfo[] = {
 #define SDX_DTYPE(name, onnx, bits, str, is_float) {str, bits, is_float},
-#include "core/dtype_defs.inc"
+#include "sdx/dtype_defs.inc"
 #undef SDX_DTYPE
 };
 constexpr int kOnnxCodes[] = {
 #define SDX_DTYPE(name, onnx, bits, str, is_float) onnx,
-#include "core/dtype_defs.inc"
+#include "sdx/dtype_defs.inc"
 #undef SDX_DTYPE
 };
 constexpr bool codes_match_enum() {

@@ -11,17 +11,16 @@
 #include <string>
 #include <string_view>
 
+#include "sdx/element_type.h"
+
 namespace sdx {
 
-enum class DType : uint8_t {
-#define SDX_DTYPE(name, onnx, bits, str, is_float) name,
-#include "core/dtype_defs.inc"
-#undef SDX_DTYPE
-};
+// The public element type (include/sdx/element_type.h), under the name the engine uses.
+using DType = ElementType;
 
 inline constexpr int kNumDTypes = 0
 #define SDX_DTYPE(name, onnx, bits, str, is_float) +1
-#include "core/dtype_defs.inc"
+#include "sdx/dtype_defs.inc"
 #undef SDX_DTYPE
     ;
 static_assert(kNumDTypes == 27, "update dtype_defs.inc consumers");

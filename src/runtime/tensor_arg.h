@@ -1,20 +1,13 @@
-// TensorArg: a caller's tensor for the positional run (Session::run on a Context,
-// sdxRun): element type, dims and data. The runtime reads it during the call and
-// keeps nothing; numpy arrays and C buffers are passed without conversion.
+// TensorArg: one positional input, a dense row-major tensor the caller owns. It is the public API's
+// TensorView (include/sdx/tensor.h) under the engine's name, so the public positional path passes the
+// caller's array straight through.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-
 #include "core/dtype.h"
+#include "sdx/tensor.h"
 
 namespace sdx::runtime {
 
-struct TensorArg {
-  DType dtype = DType::kUndefined;
-  const int64_t* dims = nullptr;
-  int rank = 0;
-  const void* data = nullptr;  // dense, row-major
-};
+using TensorArg = ::sdx::TensorView;
 
 }  // namespace sdx::runtime

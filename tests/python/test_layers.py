@@ -62,3 +62,17 @@ def test_the_build_runs_the_check_before_every_layer():
     text = open(CMAKELISTS).read()
     assert "add_dependencies(sdx_${layer} sdx_check_layers)" in text
     assert "tools/check_layers.py" in text
+
+
+def test_the_public_headers_stand_alone(tmp_path):
+    r = run_check(os.path.join(ROOT, "src"), "--public", os.path.join(ROOT, "include"))
+    assert r.returncode == 0, r.stderr
+    public = tmp_path / "include" / "sdx"
+    shutil.copytree(os.path.join(ROOT, "include", "sdx"), public)
+    header = public / "session.h"
+    lines = header.read_text().split("\n")
+    lines.insert(1, '#include "runtime/session.h"')
+    header.write_text("\n".join(lines))
+    r = run_check(os.path.join(ROOT, "src"), "--public", str(tmp_path / "include"))
+    assert r.returncode == 1
+    assert f"{header}:2: a public header may not include runtime/session.h" in r.stderr
