@@ -221,8 +221,10 @@ void bind_obs(nb::module_& m) {
     if (!s.is_ok()) raise(s);
   });
   m.def("diagnostics_reset", [] { obs::Diagnostics::global().reset(); });
-  // Test-only: slows every execution of one op type by `factor` (see obs/test_slowdown.h).
+#if SDX_TEST_HOOKS
+  // Test-only, in test builds only: slows every execution of one op type by `factor` (obs/test_slowdown.h).
   m.def("_test_set_slowdown", [](const std::string& op, double factor) { obs::set_test_slowdown(op, factor); });
+#endif
   m.def("op_timing_export_chrome_trace", [](const std::string& path) {
     Status s = obs::write_chrome_trace(path, tracker().trace());
     if (!s.is_ok()) raise(s);

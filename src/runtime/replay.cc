@@ -501,7 +501,8 @@ Status ReplayHandle::run_bound_observed(const Op& op) {
   const uint32_t observers = obs::observers();
   const uint64_t t0 = obs::now_ns();
   Status s = op.bound->run();
-  if (observers & obs::kObserveSlowdown) obs::apply_test_slowdown(op.op_name, obs::now_ns() - t0);
+  if constexpr (obs::kTestHooks)
+    if (observers & obs::kObserveSlowdown) obs::apply_test_slowdown(op.op_name, obs::now_ns() - t0);
   const uint64_t ns = obs::now_ns() - t0;
   if (observers & obs::kObserveTiming) {
     obs::OpTiming rec;
