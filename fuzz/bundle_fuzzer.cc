@@ -30,9 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!b.is_ok()) return 0;
   // Written back, a bundle that was accepted reads the same (the format has one encoding).
-  auto again = sdx::bundle::read_bundle(sdx::bundle::write_bundle(*b));
-  if (!again.is_ok() || again->graph != b->graph || again->node_opsets != b->node_opsets) __builtin_trap();
-  auto model = sdx::onnx::load_model_bytes(b->graph);
+  const std::string rewritten = sdx::bundle::write_bundle(*b);
+  auto again = sdx::bundle::read_bundle(rewritten);
+  if (!again.is_ok() || again->graph != b->graph || again->weights != b->weights ||
+      again->node_opsets != b->node_opsets || again->packed.size() != b->packed.size())
+    __builtin_trap();
+  // The graph's initializers borrow from the weights section, as a loaded bundle's do.
+  auto model = sdx::onnx::load_model_bytes(b->graph, sdx::onnx::ExternalData{"", b->weights, nullptr});
   if (!model.is_ok() || !model->graph) return 0;
   if (!sdx::onnx::apply_node_opsets(*model, b->node_opsets).is_ok()) return 0;
   if (!sdx::ir::verify_model(*model).is_ok()) return 0;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "backend/cpu/simd/isa.h"
+#include "backend/packed_weights.h"
 #include "core/fnv1a.h"
 #include "core/version.h"
 #include "frontend/bundle/bundle_format.h"
@@ -90,34 +91,46 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
                                    const std::vector<NamedInputs>& calls) {
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(model_bytes), "");
   SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "");
+  // Kernels that pack constant weights when they bind leave a copy here; the bundle carries them.
+  std::shared_ptr<backend::PackedWeights> packed = backend::PackedWeights::recording();
+  s->set_packed_weights(packed);
   bundle::Bundle b;
-  SDX_ASSIGN_OR_RETURN(onnx::SavedModel saved, onnx::save_model(s->model()), "writing the optimized graph");
-  b.graph = std::move(saved.bytes);
+  SDX_ASSIGN_OR_RETURN(onnx::SavedModel saved, onnx::save_model(s->model(), {.weights_in_blob = true}),
+                       "writing the optimized graph");
+  b.graph = saved.bytes;
+  b.weights = saved.blob;
   b.node_opsets = std::move(saved.node_opsets);
   for (size_t c = 0; c < calls.size(); ++c) {
     SDX_ASSIGN_OR_RETURN(std::vector<runtime::TensorArg> args, positional(*s, calls[c], c), "");
     std::unique_ptr<runtime::Context> ctx = s->create_context();
-    for (int i = 0; i < s->options().warmup_runs; ++i)
+    // The warmup runs, then the call that freezes and captures (where kernels pack their weights).
+    for (int i = 0; i <= s->options().warmup_runs; ++i)
       SDX_RETURN_IF_ERROR(s->run(*ctx, args.data(), args.size()), "warmup of input set " + std::to_string(c));
     const runtime::PlanEntry* e = ctx->current();
     if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
     b.plans.push_back(record_plan(*e));
   }
+  const auto recorded = packed->recorded();
+  for (const auto& [key, bytes] : recorded) b.packed.push_back({key, bytes});
   b.manifest = {{"sdx_version", version()},
                 {"source_fnv1a", hex64(fnv1a64(model_bytes))},
                 {"cpu_isa", cpu::simd::isa_name(cpu::simd::detected_isa())},
-                {"plans", std::to_string(b.plans.size())}};
+                {"plans", std::to_string(b.plans.size())},
+                {"packed_weights", std::to_string(b.packed.size())}};
   return bundle::write_bundle(b);
 }
 
-Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options) {
+Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, std::shared_ptr<void> owner,
+                                                      runtime::SessionOptions options) {
   SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(bytes), "");
   auto v = b.manifest.find("sdx_version");
   if (v == b.manifest.end()) return data_loss("bundle manifest has no sdx_version");
   if (v->second != version())
     return failed_precondition("bundle was compiled by sdx " + v->second + "; this is sdx " + version() +
                                ": compile the model again (sdx compile)");
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph), "bundle graph");
+  // The initializers are borrowed from the weights section, which `owner` keeps alive.
+  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph, onnx::ExternalData{"", b.weights, owner}),
+                       "bundle graph");
   SDX_RETURN_IF_ERROR(onnx::apply_node_opsets(model, b.node_opsets), "bundle graph");
   options.optimizer.enabled = false;  // the graph is the optimizer's output already
   SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "bundle");
@@ -131,7 +144,16 @@ Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, 
     SDX_ASSIGN_OR_RETURN(std::vector<plan::RecordedSlot> rec, slots_for(*s, p, i), "");
     s->seed_plan(std::move(sig), std::move(rec));
   }
+  std::vector<std::pair<std::string, std::string_view>> packed;
+  for (bundle::PackedRecord& r : b.packed) packed.emplace_back(std::move(r.key), r.bytes);
+  s->set_packed_weights(backend::PackedWeights::from(std::move(packed), std::move(owner)));
   return s;
+}
+
+Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options) {
+  auto copy = std::make_shared<std::string>(bytes);
+  const std::string_view view = *copy;
+  return load_bundle(view, std::move(copy), std::move(options));
 }
 
 }  // namespace sdx::api

@@ -9,12 +9,16 @@
 // What a bundle holds: the optimized graph (ONNX, with each node's opset beside it), and per compiled
 // input signature the warmup record of its plan (every slot's type and shape, views and sharing). A
 // session loaded from it skips the optimizer; a context's first call with a recorded signature freezes
-// memory from the record and captures at once, so its second call replays. Kernels still pack their
-// weights when they bind (Kernel::prepare), and CPU_JIT kernels come from the JIT's disk cache.
+// memory from the record and captures at once, so its second call replays. The initializers are stored
+// apart from the graph, 64-byte aligned, and borrowed in place from the mapped file; weights that kernels
+// packed when compile_bundle captured its plans are stored too (backend/packed_weights.h), and a kernel
+// that would pack the same bytes (same node, same packed layout) uses them in place instead. CPU_JIT
+// kernels come from the JIT's disk cache.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -32,7 +36,11 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
                                    const std::vector<NamedInputs>& calls);
 
 // A session from bundle bytes (checked: version, checksum, every length); `options` apply as for an
-// ONNX model, except that the optimizer does not run again.
+// ONNX model, except that the optimizer does not run again. The session uses the bytes in place (its
+// initializers and packed weights borrow them): `owner` keeps them alive (a MappedFile, core/mapped_file.h).
+Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, std::shared_ptr<void> owner,
+                                                      runtime::SessionOptions options);
+// The same over a copy of `bytes`.
 Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options);
 
 }  // namespace sdx::api

@@ -1,8 +1,10 @@
 #include "api/load.h"
 
 #include <fstream>
+#include <string_view>
 
 #include "api/bundle.h"
+#include "core/mapped_file.h"
 #include "frontend/bundle/bundle_format.h"
 #include "frontend/onnx/onnx_loader.h"
 #include "frontend/onnx/onnx_writer.h"
@@ -18,24 +20,13 @@ bool is_bundle_file(const std::string& path) {
   return f && f.read(magic, 8) && bundle::looks_like_bundle(std::string(magic, 8));
 }
 
-// The whole file in one read (a bundle is checksummed whole, so it is read whole).
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return not_found("cannot open '" + path + "'");
-  const std::streamoff size = f.tellg();
-  if (size < 0) return io_error("cannot size '" + path + "'");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  f.seekg(0);
-  if (!f.read(bytes.data(), size)) return io_error("cannot read '" + path + "'");
-  return bytes;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& path, runtime::SessionOptions options) {
   if (is_bundle_file(path)) {
-    SDX_ASSIGN_OR_RETURN(std::string bytes, read_file(path), "");
-    auto s = load_bundle(bytes, std::move(options));
+    SDX_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path), "");
+    const std::string_view bytes = file->bytes();
+    auto s = load_bundle(bytes, std::move(file), std::move(options));
     if (!s.is_ok()) return s.status().with_context("bundle '" + path + "'");
     return s;
   }
@@ -53,9 +44,10 @@ Result<std::unique_ptr<runtime::Session>> load_session_bytes(const std::string& 
 
 Result<ir::Model> load_model_file(const std::string& path) {
   if (!is_bundle_file(path)) return onnx::load_model_file(path);
-  SDX_ASSIGN_OR_RETURN(std::string bytes, read_file(path), "");
-  SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(bytes), "bundle '" + path + "'");
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph), "bundle '" + path + "'");
+  SDX_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path), "");
+  SDX_ASSIGN_OR_RETURN(bundle::Bundle b, bundle::read_bundle(file->bytes()), "bundle '" + path + "'");
+  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph, onnx::ExternalData{"", b.weights, file}),
+                       "bundle '" + path + "'");
   SDX_RETURN_IF_ERROR(onnx::apply_node_opsets(model, b.node_opsets), "bundle '" + path + "'");
   return model;
 }

@@ -38,6 +38,8 @@
 
 namespace sdx::backend {
 
+class PackedWeights;
+
 class KernelContext {
  public:
   virtual ~KernelContext() = default;
@@ -125,6 +127,13 @@ class PrepareContext {
   // The frozen buffer for output i, with the element type and shape recorded during warmup.
   // Only valid when wants_output(i).
   virtual const Tensor& output(int i) const = 0;
+  // Packed weights to find (a bundle's) or to record (compiling one); null when neither
+  // (backend/packed_weights.h). Keys start with packed_key_prefix().
+  virtual PackedWeights* packed_weights() const { return nullptr; }
+  // This step's prefix for packed-weight keys: its node's first output, unique in a graph.
+  std::string packed_key_prefix() const {
+    return node().num_outputs() > 0 && node().output(0) ? node().output(0)->name() : node().name();
+  }
 
   std::string where() const { return node().describe(); }
 };

@@ -72,12 +72,16 @@ class GraphExecutor {
   Result<std::vector<Datum>> run_subgraph(const ir::Graph& graph, const Frame& parent, std::vector<Datum> inputs) const;
 
   const ir::Graph* graph() const { return graph_; }
+  // Packed weights kernels find or record when they bind (backend/packed_weights.h); null by default.
+  backend::PackedWeights* packed_weights() const { return packed_weights_.get(); }
+  void set_packed_weights(std::shared_ptr<backend::PackedWeights> p) { packed_weights_ = std::move(p); }
   // The plan this executor runs (steps are in this plan's order).
   const plan::Plan& plan() const { return plan_; }
 
  private:
   const ir::Graph* graph_ = nullptr;
   plan::Plan plan_;
+  std::shared_ptr<backend::PackedWeights> packed_weights_;
   struct NodeKernel {
     std::unique_ptr<backend::Kernel> kernel;  // null when unsupported
     NodeNames names;

@@ -26,8 +26,8 @@ namespace {
 class CapturePrepareContext final : public backend::PrepareContext {
  public:
   CapturePrepareContext(const ir::Node& node, const Frame& frame, const std::vector<Tensor>& planned,
-                        const std::vector<bool>& constant)
-      : node_(node), frame_(frame), planned_(planned), constant_(constant) {}
+                        const std::vector<bool>& constant, backend::PackedWeights* packed)
+      : node_(node), frame_(frame), planned_(planned), constant_(constant), packed_(packed) {}
 
   const ir::Node& node() const override { return node_; }
   int num_inputs() const override { return node_.num_inputs(); }
@@ -43,12 +43,14 @@ class CapturePrepareContext final : public backend::PrepareContext {
   int num_outputs() const override { return node_.num_outputs(); }
   bool wants_output(int i) const override { return node_.output(i) != nullptr; }
   const Tensor& output(int i) const override { return planned_[static_cast<size_t>(node_.output(i)->index())]; }
+  backend::PackedWeights* packed_weights() const override { return packed_; }
 
  private:
   const ir::Node& node_;
   const Frame& frame_;
   const std::vector<Tensor>& planned_;
   const std::vector<bool>& constant_;
+  backend::PackedWeights* packed_;
 };
 
 }  // namespace
@@ -212,7 +214,7 @@ struct ReplayCapturer {
     if (!k) return unimplemented(node.describe() + " has no kernel");
     std::unique_ptr<backend::BoundKernel> bound;
     if (phase == NodePhase::kCaptured && outputs_frozen(node)) {
-      CapturePrepareContext pctx(node, f, entry.planned, constant);
+      CapturePrepareContext pctx(node, f, entry.planned, constant, exec.packed_weights());
       auto r = k->prepare(pctx);
       if (!r.is_ok()) return r.status().with_context("capturing " + node.describe());
       bound = std::move(r).value();

@@ -88,6 +88,12 @@ class Session {
   // a context's first call with that signature freezes from it instead of warming up. Call before the
   // session serves any call.
   void seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> record);
+  // Packed weights that kernels find (a bundle's) or record (compiling one) when they bind
+  // (backend/packed_weights.h). Call before the session serves any call.
+  void set_packed_weights(std::shared_ptr<backend::PackedWeights> packed) {
+    graph_executor_.set_packed_weights(std::move(packed));
+  }
+  backend::PackedWeights* packed_weights() const { return graph_executor_.packed_weights(); }
   // Position of an input/output by name, or -1.
   int input_index(const std::string& name) const;
   int output_index(const std::string& name) const;

@@ -106,8 +106,8 @@ def test_flipped_bytes_are_refused(bundle):
 
 def test_another_format_version_and_another_sdx_are_refused(bundle):
     body = bytearray(bundle[:-16])
-    body[8:12] = struct.pack("<I", 2)
-    with pytest.raises(sdx.FailedPrecondition, match="format version 2.*reads version 1"):
+    body[8:12] = struct.pack("<I", 1)  # the first format (no weights or packed sections)
+    with pytest.raises(sdx.FailedPrecondition, match="format version 1.*reads version 2"):
         sdx.InferenceSession(_reseal(bytes(body)))
     body = bundle[:-16].replace(b"sdx_version=" + sdx.__version__.encode(), b"sdx_version=9.9.9")
     with pytest.raises(sdx.FailedPrecondition, match="compiled by sdx 9.9.9"):

@@ -288,16 +288,15 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
         auto pd = conv_pd(src_md_j, p.M, dst_md_j, {r0 - start, g.pads[1]}, {end - r1, g.pads[3]});
         if (is_reference(pd) || !(pd.src_desc() == src_md_j) || !(pd.dst_desc() == dst_md_j)) return nullptr;
         s.conv = dnnl::convolution_forward(pd);
-        s.w_buf = AlignedBuffer(pd.weights_desc().get_size());
         s.scratch_bytes = pd.scratchpad_desc().get_size();
         s.src_buf = AlignedBuffer(src_md_j.get_size());
         s.dst_buf = AlignedBuffer(dst_md_j.get_size());
         s.dst_elems = static_cast<int64_t>(dst_md_j.get_size() / sizeof(float));
         if (has_residual) s.r_own = AlignedBuffer(dst_md_j.get_size());
-        if (!s.w_buf.ok_for(1) || !s.src_buf.ok_for(1) || !s.dst_buf.ok_for(1) || (has_residual && !s.r_own.ok_for(1)))
+        if (!s.src_buf.ok_for(1) || !s.dst_buf.ok_for(1) || (has_residual && !s.r_own.ok_for(1)))
           return nullptr;
         s.w_user = memory(memory::desc(w_dims(p.M), kF32, w_tag), onednn_engine(), DNNL_MEMORY_NONE);
-        s.w_packed = memory(pd.weights_desc(), onednn_engine(), s.w_buf.data());
+        s.w_packed = memory(pd.weights_desc(), onednn_engine(), DNNL_MEMORY_NONE);  // set by pack_weights
         s.pack = dnnl::reorder(s.w_user, s.w_packed);
         if (has_bias) s.bias = memory(pd.bias_desc(), onednn_engine(), DNNL_MEMORY_NONE);
         // The slice's rows of X, Y and R: strided views of the whole images (handle = image start).
@@ -347,11 +346,9 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
       auto pd = conv_pd(src_md, s.oc, dst_md);
       if (is_reference(pd) || !(pd.src_desc() == src_md) || !(pd.dst_desc() == dst_md)) return nullptr;
       s.conv = dnnl::convolution_forward(pd);
-      s.w_buf = AlignedBuffer(pd.weights_desc().get_size());
       s.scratch_bytes = pd.scratchpad_desc().get_size();
-      if (!s.w_buf.ok_for(pd.weights_desc().get_size())) return nullptr;
       s.w_user = memory(memory::desc(w_dims(s.oc), kF32, w_tag), onednn_engine(), DNNL_MEMORY_NONE);
-      s.w_packed = memory(pd.weights_desc(), onednn_engine(), s.w_buf.data());
+      s.w_packed = memory(pd.weights_desc(), onednn_engine(), DNNL_MEMORY_NONE);  // set by pack_weights
       s.pack = dnnl::reorder(s.w_user, s.w_packed);
       if (has_bias) s.bias = memory(pd.bias_desc(), onednn_engine(), DNNL_MEMORY_NONE);
       s.src = c.src_direct ? memory(src_md, onednn_engine(), DNNL_MEMORY_NONE)
@@ -406,7 +403,7 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
   }
 }
 
-Status OneDnnConv::pack_weights(const float* w) const {
+Status OneDnnConv::pack_weights(const float* w, const backend::PackedWeightsRef& packed) const {
   Impl& c = *impl_;
   for (ConvSlice& s : c.slices) s.w_user.set_data_handle(const_cast<float*>(w) + s.o0 * c.w_per_out);
   // Set by any failing chunk; read after parallel_for returns, which makes the chunks' writes visible.
@@ -415,7 +412,11 @@ Status OneDnnConv::pack_weights(const float* w) const {
     OneDnnSingleThread one;
     for (int64_t j = b; j < e; ++j) {
       ConvSlice& s = c.slices[static_cast<size_t>(j)];
-      if (!execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}}))
+      const std::string key =
+          packed.store ? packed_weights_key(packed.prefix, "conv", j, s.w_packed.get_desc()) : std::string();
+      if (!pack_or_adopt(packed.store, key, s.w_packed, s.w_buf, [&] {
+            return execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}});
+          }))
         ok.store(false, std::memory_order_relaxed);
     }
   });
@@ -537,7 +538,9 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan&, const FusedAc
                                                   bool) {
   return nullptr;
 }
-Status OneDnnConv::pack_weights(const float*) const { return unimplemented("built without oneDNN"); }
+Status OneDnnConv::pack_weights(const float*, const backend::PackedWeightsRef&) const {
+  return unimplemented("built without oneDNN");
+}
 Status OneDnnConv::run(const float*, const float*, float*, const float*) const {
   return unimplemented("built without oneDNN");
 }
@@ -572,7 +575,8 @@ std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const 
   if (!conv) return nullptr;
   // Weights from an initializer are packed once, now; others before every call.
   const bool packed = ctx.input_is_constant(1);
-  if (packed && !conv->pack_weights(w.data<float>()).is_ok()) return nullptr;
+  if (packed && !conv->pack_weights(w.data<float>(), {ctx.packed_weights(), ctx.packed_key_prefix()}).is_ok())
+    return nullptr;
   return backend::bind_call([conv = std::move(conv), packed, px = x.data<float>(), pw = w.data<float>(),
                              pb = b ? b->data<float>() : nullptr, py = ctx.output(0).data<float>(),
                              pr = r ? r->data<float>() : nullptr] {

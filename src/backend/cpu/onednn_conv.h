@@ -61,6 +61,7 @@
 #include "backend/cpu/channel_blocked.h"
 #include "backend/cpu/conv_gemm.h"
 #include "backend/kernel.h"
+#include "backend/packed_weights.h"
 
 namespace sdx::cpu {
 
@@ -77,8 +78,10 @@ class OneDnnConv {
   OneDnnConv(const OneDnnConv&) = delete;
   OneDnnConv& operator=(const OneDnnConv&) = delete;
 
-  // Reorders W ([M, C/group, kh, kw], NCHW order) into the primitives' weight buffers.
-  Status pack_weights(const float* w) const;
+  // Reorders W ([M, C/group, kh, kw], NCHW order) into the primitives' weight buffers; or, for each
+  // slice whose packed bytes `packed` holds, uses those in place (recording what it packs when the store
+  // records).
+  Status pack_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
   // y = act((conv(x, w) + bias) + residual) with the weights of the last pack_weights(). bias: M
   // floats or null (must be given iff make() had has_bias); residual: the output's size or null
   // (must be given iff make() had has_residual; must not overlap y, which is written before the

@@ -118,10 +118,9 @@ std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t M, int64_t K, int64_t N
       p.scratch = memory(pd.scratchpad_desc(), onednn_engine(), p.scratch_buf.data());
       c.pieces.push_back(std::move(p));
     }
-    c.w_buf = AlignedBuffer(w_packed_md.get_size());
-    if (!c.w_buf.ok_for(w_packed_md.get_size())) return nullptr;
-    c.w_packed = memory(w_packed_md, onednn_engine(), c.w_buf.data());
-    for (Piece& p : c.pieces) p.weights = memory(w_packed_md, onednn_engine(), c.w_buf.data());
+    // The packed W's memory is set by pack_weights (a buffer of its own, or bytes a bundle holds).
+    c.w_packed = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
+    for (Piece& p : c.pieces) p.weights = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
     c.w_user = memory(memory::desc({K, N}, kF32, memory::format_tag::ab), onednn_engine(), DNNL_MEMORY_NONE);
     c.pack = dnnl::reorder(c.w_user, c.w_packed);
     return std::unique_ptr<OneDnnMatMul>(new OneDnnMatMul(std::move(impl)));
@@ -130,12 +129,17 @@ std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t M, int64_t K, int64_t N
   }
 }
 
-Status OneDnnMatMul::pack_weights(const float* w) const {
+Status OneDnnMatMul::pack_weights(const float* w, const backend::PackedWeightsRef& packed) const {
   Impl& c = *impl_;
   OneDnnSingleThread one;
   c.w_user.set_data_handle(const_cast<float*>(w));
-  if (!execute(c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}}))
+  const std::string key = packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
+  if (!pack_or_adopt(packed.store, key, c.w_packed, c.w_buf, [&] {
+        return execute(c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+      }))
     return internal_error("oneDNN weight reorder failed");
+  // Every piece reads the one packed W, wherever it now lives.
+  for (Piece& p : c.pieces) p.weights.set_data_handle(c.w_packed.get_data_handle());
   return Status::ok();
 }
 
@@ -182,7 +186,9 @@ OneDnnMatMul::~OneDnnMatMul() = default;
 std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t, int64_t, int64_t, const FusedActivation&, bool) {
   return nullptr;
 }
-Status OneDnnMatMul::pack_weights(const float*) const { return unimplemented("built without oneDNN"); }
+Status OneDnnMatMul::pack_weights(const float*, const backend::PackedWeightsRef&) const {
+  return unimplemented("built without oneDNN");
+}
 Status OneDnnMatMul::run(const float*, const float*, float*) const { return unimplemented("built without oneDNN"); }
 int OneDnnMatMul::num_pieces() const { return 0; }
 
@@ -204,11 +210,12 @@ std::optional<Status> run_onednn_matmul(int64_t M, int64_t K, int64_t N, const F
 std::optional<std::unique_ptr<backend::BoundKernel>> bind_onednn_matmul(int64_t M, int64_t K, int64_t N,
                                                                         const FusedActivation& act, const float* x,
                                                                         const float* w, bool w_constant,
-                                                                        const float* bias, float* y) {
+                                                                        const float* bias, float* y,
+                                                                        const backend::PackedWeightsRef& packed) {
   std::unique_ptr<OneDnnMatMul> mm = OneDnnMatMul::make(M, K, N, act, bias != nullptr);
   if (!mm) return std::nullopt;
   // A failed reorder: no bound form, so replay goes through run(), which takes the same path.
-  if (w_constant && !mm->pack_weights(w).is_ok()) return std::unique_ptr<backend::BoundKernel>();
+  if (w_constant && !mm->pack_weights(w, packed).is_ok()) return std::unique_ptr<backend::BoundKernel>();
   return backend::bind_call([mm = std::move(mm), w_constant, x, w, bias, y] {
     if (!w_constant) SDX_RETURN_IF_ERROR(mm->pack_weights(w), "");
     return mm->run(x, bias, y);

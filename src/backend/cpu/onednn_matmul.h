@@ -38,6 +38,7 @@
 #include <optional>
 
 #include "backend/kernel.h"
+#include "backend/packed_weights.h"
 
 namespace sdx::cpu {
 
@@ -53,8 +54,9 @@ class OneDnnMatMul {
   OneDnnMatMul(const OneDnnMatMul&) = delete;
   OneDnnMatMul& operator=(const OneDnnMatMul&) = delete;
 
-  // Reorders W ([K, N], row-major) into the packed buffer. Single-threaded.
-  Status pack_weights(const float* w) const;
+  // Reorders W ([K, N], row-major) into the packed buffer, or uses the bytes `packed` holds for it in
+  // place (recording what it packs when the store records). Single-threaded.
+  Status pack_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
   // y = act(x w + bias) with the weights of the last pack_weights(). bias: N floats or null (must be
   // given iff make() had has_bias). Fails only if a oneDNN primitive does.
   Status run(const float* x, const float* bias, float* y) const;
@@ -86,6 +88,7 @@ std::optional<Status> run_onednn_matmul(int64_t M, int64_t K, int64_t N, const F
 std::optional<std::unique_ptr<backend::BoundKernel>> bind_onednn_matmul(int64_t M, int64_t K, int64_t N,
                                                                         const FusedActivation& act, const float* x,
                                                                         const float* w, bool w_constant,
-                                                                        const float* bias, float* y);
+                                                                        const float* bias, float* y,
+                                                                        const backend::PackedWeightsRef& packed = {});
 
 }  // namespace sdx::cpu

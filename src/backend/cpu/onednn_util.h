@@ -13,6 +13,9 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -20,8 +23,21 @@
 #include <type_traits>
 
 #include "backend/cpu/activation.h"
+#include "backend/packed_weights.h"
+#include "core/fnv1a.h"
 
 namespace sdx::cpu {
+
+// The key of one packed-weight buffer (backend/packed_weights.h): the step's prefix, what packed it, the
+// piece, and a hash of the packed layout's descriptor (a POD struct in oneDNN 2.x: dims, blocking,
+// padding), so that bytes packed for another layout (another ISA, another thread count) are never used.
+inline std::string packed_weights_key(const std::string& prefix, const char* what, int64_t piece,
+                                      const dnnl::memory::desc& md) {
+  const uint64_t h = fnv1a64(std::string_view(reinterpret_cast<const char*>(&md.data), sizeof md.data));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return prefix + "|" + what + "|" + std::to_string(piece) + "|" + hex;
+}
 
 // The CPU engine (one per process; oneDNN engines are thread-safe).
 inline dnnl::engine& onednn_engine() {
@@ -48,11 +64,12 @@ inline bool execute(const dnnl::primitive& p, std::initializer_list<dnnl_exec_ar
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t bytes) {
+  // zero: touch every page now (a later first call does not fault them in).
+  explicit AlignedBuffer(size_t bytes, bool zero = true) {
     if (bytes == 0) return;
     const size_t size = (bytes + 63) / 64 * 64;
     data_.reset(std::aligned_alloc(64, size));
-    if (data_) std::memset(data_.get(), 0, size);
+    if (data_ && zero) std::memset(data_.get(), 0, size);
   }
   bool ok_for(size_t bytes) const { return bytes == 0 || data_ != nullptr; }
   void* data() const { return data_.get(); }
@@ -63,6 +80,29 @@ class AlignedBuffer {
   };
   std::unique_ptr<void, Free> data_;
 };
+
+// Points `packed` at the bytes the store holds under `key` (no reorder, no copy; read-only from then
+// on); or runs `pack` into `buf` (allocated on first use, so that adopted weights cost no memory of
+// their own) and records what it wrote when the store records. False when allocation or `pack` fails.
+template <typename PackFn>
+bool pack_or_adopt(backend::PackedWeights* store, const std::string& key, dnnl::memory& packed, AlignedBuffer& buf,
+                   PackFn&& pack) {
+  const size_t bytes = packed.get_desc().get_size();
+  if (store) {
+    if (const void* found = store->find(key, bytes)) {
+      packed.set_data_handle(const_cast<void*>(found));
+      return true;
+    }
+  }
+  if (!buf.data()) {
+    buf = AlignedBuffer(bytes, /*zero=*/false);  // the reorder writes every byte
+    if (!buf.ok_for(bytes)) return false;
+  }
+  packed.set_data_handle(buf.data());
+  if (!pack()) return false;
+  if (store && store->is_recording()) store->keep(key, buf.data(), bytes);
+  return true;
+}
 
 // Appends act as an eltwise post-op when oneDNN computes it with the bits of sdx's functor (returns
 // true; also for no activation); false for activations the caller applies itself after the

@@ -29,8 +29,9 @@ void put_str(std::string& out, const std::string& s) {
 // A bounds-checked little-endian reader over one section.
 class Cursor {
  public:
-  Cursor(const std::string& bytes, size_t begin, size_t end, std::string where)
-      : b_(&bytes), pos_(begin), end_(end), where_(std::move(where)) {}
+  Cursor(std::string_view bytes, size_t begin, size_t end, std::string where)
+      : b_(bytes), pos_(begin), end_(end), where_(std::move(where)) {}
+  size_t pos() const { return pos_; }
   size_t remaining() const { return end_ - pos_; }
   Status need(uint64_t n, const char* what) const {
     if (n > remaining())
@@ -41,7 +42,7 @@ class Cursor {
   Result<uint64_t> u(int bytes, const char* what) {
     SDX_RETURN_IF_ERROR(need(static_cast<uint64_t>(bytes), what), "");
     uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>((*b_)[pos_ + i])) << (8 * i);
+    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(b_[pos_ + i])) << (8 * i);
     pos_ += static_cast<size_t>(bytes);
     return v;
   }
@@ -69,7 +70,7 @@ class Cursor {
     SDX_ASSIGN_OR_RETURN(uint32_t n, u32(what), "");
     if (n > kMaxNameBytes) return data_loss(where_ + ": " + what + " of " + std::to_string(n) + " bytes");
     SDX_RETURN_IF_ERROR(need(n, what), "");
-    std::string s = b_->substr(pos_, n);
+    std::string s(b_.substr(pos_, n));
     pos_ += n;
     return s;
   }
@@ -90,6 +91,13 @@ class Cursor {
     }
     return d;
   }
+  // Skips the zero padding up to the next multiple of kSectionAlignment (from the start of the file).
+  Status align(const char* what) {
+    const size_t pad = (kSectionAlignment - pos_ % kSectionAlignment) % kSectionAlignment;
+    SDX_RETURN_IF_ERROR(need(pad, what), "");
+    pos_ += pad;
+    return Status::ok();
+  }
   Status done() const {
     if (remaining() != 0)
       return data_loss(where_ + ": " + std::to_string(remaining()) + " unread bytes at the end of the section");
@@ -97,7 +105,7 @@ class Cursor {
   }
 
  private:
-  const std::string* b_;
+  std::string_view b_;
   size_t pos_, end_;
   std::string where_;
 };
@@ -159,6 +167,50 @@ Result<std::vector<PlanRecord>> decode_plans(Cursor c) {
   return plans;
 }
 
+void pad_to(std::string& out, size_t base) {
+  out.resize(base + (out.size() - base + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment, '\0');
+}
+
+// u32 count; per entry: key, u64 offset, u64 length (offsets from the section's start, each a multiple of
+// kSectionAlignment); then the entries' bytes.
+std::string encode_packed(const std::vector<PackedRecord>& packed) {
+  std::string table;
+  put_u32(table, static_cast<uint32_t>(packed.size()));
+  size_t table_bytes = 4;
+  for (const PackedRecord& r : packed) table_bytes += 4 + r.key.size() + 16;
+  size_t offset = (table_bytes + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
+  for (const PackedRecord& r : packed) {
+    put_str(table, r.key);
+    put_u64(table, offset);
+    put_u64(table, r.bytes.size());
+    offset += (r.bytes.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
+  }
+  for (const PackedRecord& r : packed) {
+    pad_to(table, 0);
+    table.append(r.bytes);
+  }
+  return table;
+}
+
+Result<std::vector<PackedRecord>> decode_packed(std::string_view bytes, Cursor c, size_t begin, size_t end) {
+  std::vector<PackedRecord> packed;
+  SDX_ASSIGN_OR_RETURN(uint32_t n, c.count("packed weight count", 20), "");
+  for (uint32_t i = 0; i < n; ++i) {
+    PackedRecord r;
+    SDX_ASSIGN_OR_RETURN(r.key, c.str("packed weight key"), "");
+    SDX_ASSIGN_OR_RETURN(uint64_t offset, c.u(8, "packed weight offset"), "");
+    SDX_ASSIGN_OR_RETURN(uint64_t length, c.u(8, "packed weight length"), "");
+    const uint64_t size = end - begin;
+    if (offset % kSectionAlignment != 0 || offset > size || length > size - offset || offset < c.pos() - begin)
+      return data_loss("bundle packed weights: entry '" + r.key + "' has bytes [" + std::to_string(offset) + ", +" +
+                       std::to_string(length) + ") outside the section's " + std::to_string(size) +
+                       " bytes or not aligned to " + std::to_string(kSectionAlignment));
+    r.bytes = bytes.substr(begin + offset, length);
+    packed.push_back(std::move(r));
+  }
+  return packed;
+}
+
 Result<std::map<std::string, std::string>> decode_manifest(const std::string& text) {
   std::map<std::string, std::string> m;
   size_t pos = 0;
@@ -177,7 +229,7 @@ Result<std::map<std::string, std::string>> decode_manifest(const std::string& te
 
 }  // namespace
 
-bool looks_like_bundle(const std::string& bytes) { return bytes.size() >= 8 && std::memcmp(bytes.data(), kMagic, 8) == 0; }
+bool looks_like_bundle(std::string_view bytes) { return bytes.size() >= 8 && std::memcmp(bytes.data(), kMagic, 8) == 0; }
 
 std::string write_bundle(const Bundle& b) {
   std::string manifest;
@@ -185,24 +237,30 @@ std::string write_bundle(const Bundle& b) {
   std::string opsets;
   put_u32(opsets, static_cast<uint32_t>(b.node_opsets.size()));
   for (int v : b.node_opsets) put_u32(opsets, static_cast<uint32_t>(v));
-  const std::pair<SectionKind, std::string> sections[] = {
-      {SectionKind::kManifest, manifest}, {SectionKind::kGraph, b.graph}, {SectionKind::kOpsets, opsets},
-      {SectionKind::kPlans, encode_plans(b.plans)}};
-  std::string out(kMagic, 8);
+  const std::string plans = encode_plans(b.plans), packed = encode_packed(b.packed);
+  const std::pair<SectionKind, std::string_view> sections[] = {
+      {SectionKind::kManifest, manifest}, {SectionKind::kGraph, b.graph},   {SectionKind::kOpsets, opsets},
+      {SectionKind::kPlans, plans},       {SectionKind::kWeights, b.weights}, {SectionKind::kPacked, packed}};
+  size_t total = kHeaderBytes + kTrailerBytes;
+  for (const auto& [kind, body] : sections) total += kSectionHeaderBytes + kSectionAlignment + body.size();
+  std::string out;
+  out.reserve(total);
+  out.append(kMagic, 8);
   put_u32(out, kBundleFormatVersion);
   put_u32(out, static_cast<uint32_t>(std::size(sections)));
   for (const auto& [kind, body] : sections) {
     put_u32(out, static_cast<uint32_t>(kind));
     put_u32(out, 0);
     put_u64(out, body.size());
-    out += body;
+    pad_to(out, 0);
+    out.append(body);
   }
   put_u64(out, checksum(out.data(), out.size()));
   out.append(kEndMagic, 8);
   return out;
 }
 
-Result<Bundle> read_bundle(const std::string& bytes) {
+Result<Bundle> read_bundle(std::string_view bytes) {
   if (!looks_like_bundle(bytes)) return invalid_argument("not an sdx bundle (no SDXBUNDL magic)");
   if (bytes.size() < kHeaderBytes + kTrailerBytes)
     return data_loss("bundle is truncated: " + std::to_string(bytes.size()) + " bytes");
@@ -226,6 +284,7 @@ Result<Bundle> read_bundle(const std::string& bytes) {
     SDX_ASSIGN_OR_RETURN(uint32_t reserved, c.u32("section header"), "");
     SDX_ASSIGN_OR_RETURN(uint64_t len, c.u(8, "section length"), "");
     if (reserved != 0) return data_loss("bundle section " + std::to_string(i) + ": reserved field is not 0");
+    SDX_RETURN_IF_ERROR(c.align("section padding"), "");
     SDX_RETURN_IF_ERROR(c.need(len, "section body"), "");
     if (seen[kind]) return data_loss("bundle: section kind " + std::to_string(kind) + " appears twice");
     seen[kind] = true;
@@ -234,7 +293,7 @@ Result<Bundle> read_bundle(const std::string& bytes) {
     Cursor body(bytes, begin, end, "bundle section " + std::to_string(kind));
     switch (static_cast<SectionKind>(kind)) {
       case SectionKind::kManifest: {
-        SDX_ASSIGN_OR_RETURN(b.manifest, decode_manifest(bytes.substr(begin, end - begin)), "");
+        SDX_ASSIGN_OR_RETURN(b.manifest, decode_manifest(std::string(bytes.substr(begin, end - begin))), "");
         break;
       }
       case SectionKind::kGraph: b.graph = bytes.substr(begin, end - begin); break;
@@ -251,12 +310,18 @@ Result<Bundle> read_bundle(const std::string& bytes) {
         SDX_ASSIGN_OR_RETURN(b.plans, decode_plans(body), "");
         break;
       }
+      case SectionKind::kWeights: b.weights = bytes.substr(begin, end - begin); break;
+      case SectionKind::kPacked: {
+        SDX_ASSIGN_OR_RETURN(b.packed, decode_packed(bytes, body, begin, end), "");
+        break;
+      }
       default: return data_loss("bundle: unknown section kind " + std::to_string(kind));
     }
     c = Cursor(bytes, end, body_end, "bundle");
   }
   SDX_RETURN_IF_ERROR(c.done(), "");
-  for (SectionKind k : {SectionKind::kManifest, SectionKind::kGraph, SectionKind::kOpsets, SectionKind::kPlans})
+  for (SectionKind k : {SectionKind::kManifest, SectionKind::kGraph, SectionKind::kOpsets, SectionKind::kPlans,
+                        SectionKind::kWeights, SectionKind::kPacked})
     if (!seen[static_cast<uint32_t>(k)])
       return data_loss("bundle: section kind " + std::to_string(static_cast<uint32_t>(k)) + " is missing");
   return b;

@@ -3,7 +3,9 @@
 //   offset 0   "SDXBUNDL"            8-byte magic
 //          8   u32 format version    kBundleFormatVersion (another version is refused, naming both)
 //         12   u32 section count
-//         16   sections: u32 kind, u32 reserved (0), u64 length, then `length` bytes
+//         16   sections: u32 kind, u32 reserved (0), u64 length, zero padding to the next multiple of 64
+//              bytes from the start of the file, then `length` bytes (so a mapped file's sections, and the
+//              weights in them, are 64-byte aligned and can be used in place)
 //        end   u64 XXH3-64 (xxHash) of every byte before it, then "SDXBEND!"
 //
 // All integers little-endian. The checksum is verified first, so a truncated or damaged file is refused
@@ -13,11 +15,17 @@
 //   kGraph     the optimized model, a serialized ONNX ModelProto (frontend/onnx/onnx_writer.h)
 //   kOpsets    u32 count, then one i32 per node: each node's opset, in write order
 //   kPlans     u32 count, then per frozen plan: its input signature and warmup record (PlanRecord)
+//   kWeights   the graph's initializers, each 64-byte aligned; the graph refers to them as external data
+//              at location "sdx:blob" (frontend/onnx/tensor_proto.h), and a loaded session borrows them
+//   kPacked    weights in a kernel's packed layout, by key (backend/packed_weights.h): u32 count, per
+//              entry a key, u64 offset and u64 length (from the section's start, 64-byte aligned), then
+//              the bytes
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
@@ -27,9 +35,10 @@ namespace sdx::bundle {
 
 inline constexpr char kMagic[9] = "SDXBUNDL";
 inline constexpr char kEndMagic[9] = "SDXBEND!";
-inline constexpr uint32_t kBundleFormatVersion = 1;
+inline constexpr uint32_t kBundleFormatVersion = 2;
+inline constexpr size_t kSectionAlignment = 64;
 
-enum class SectionKind : uint32_t { kManifest = 1, kGraph = 2, kOpsets = 3, kPlans = 4 };
+enum class SectionKind : uint32_t { kManifest = 1, kGraph = 2, kOpsets = 3, kPlans = 4, kWeights = 5, kPacked = 6 };
 
 // What the warmup saw of one plan slot, by the slot's value name (plan/recorded_slot.h's fields).
 struct SlotRecord {
@@ -46,18 +55,29 @@ struct PlanRecord {
   std::vector<SlotRecord> slots;
 };
 
+// Weights one kernel packed, under the key it finds them by.
+struct PackedRecord {
+  std::string key;
+  std::string_view bytes;
+};
+
+// The views (graph, weights, packed bytes) point into the bytes the bundle was read from, or, for
+// write_bundle, into whatever the caller keeps alive until it returns.
 struct Bundle {
   std::map<std::string, std::string> manifest;
-  std::string graph;               // ModelProto bytes
+  std::string_view graph;    // ModelProto bytes
+  std::string_view weights;  // the initializers the graph names at "sdx:blob"
   std::vector<int> node_opsets;
   std::vector<PlanRecord> plans;
+  std::vector<PackedRecord> packed;
 };
 
 // True when `bytes` begins with the bundle magic (a bundle, not an ONNX model).
-bool looks_like_bundle(const std::string& bytes);
+bool looks_like_bundle(std::string_view bytes);
 
 std::string write_bundle(const Bundle& b);
-// Every error names what is wrong and where (section, record, byte offset).
-Result<Bundle> read_bundle(const std::string& bytes);
+// Every error names what is wrong and where (section, record, byte offset). No bytes are copied: the
+// result's views point into `bytes`.
+Result<Bundle> read_bundle(std::string_view bytes);
 
 }  // namespace sdx::bundle

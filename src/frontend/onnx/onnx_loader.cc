@@ -55,7 +55,7 @@ Result<ir::TypeInfo> type_from_proto(const sdx_onnx::TypeProto& tp) {
 
 class Importer {
  public:
-  Importer(std::string base_dir, const std::map<std::string, int>& opsets) : base_dir_(std::move(base_dir)), opsets_(opsets) {}
+  Importer(const ExternalData& external, const std::map<std::string, int>& opsets) : external_(external), opsets_(opsets) {}
 
   Status import_graph(const sdx_onnx::GraphProto& gp, ir::Graph& g) {
     const std::string where = "graph '" + gp.name() + "'";
@@ -69,7 +69,7 @@ class Importer {
     }
     for (const auto& tp : gp.initializer()) {
       if (tp.name().empty()) return invalid_argument(where + ": an initializer has no name");
-      SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir_), where + " initializer '" + tp.name() + "'");
+      SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_), where + " initializer '" + tp.name() + "'");
       g.add_initializer(tp.name(), std::move(t));
     }
     for (int i = 0; i < gp.node_size(); ++i) SDX_RETURN_IF_ERROR(import_node(gp.node(i), i, g), where);
@@ -133,7 +133,7 @@ class Importer {
       case sdx_onnx::AttributeProto::STRING: a.type = ir::AttrType::kString; a.s = ap.s(); break;
       case sdx_onnx::AttributeProto::TENSOR: {
         a.type = ir::AttrType::kTensor;
-        SDX_ASSIGN_OR_RETURN(a.t, tensor_from_proto(ap.t(), base_dir_), "");
+        SDX_ASSIGN_OR_RETURN(a.t, tensor_from_proto(ap.t(), external_), "");
         break;
       }
       case sdx_onnx::AttributeProto::GRAPH: {
@@ -147,7 +147,7 @@ class Importer {
       case sdx_onnx::AttributeProto::TENSORS:
         a.type = ir::AttrType::kTensors;
         for (const auto& tp : ap.tensors()) {
-          SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir_), "");
+          SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_), "");
           a.tensors.push_back(std::move(t));
         }
         break;
@@ -181,7 +181,7 @@ class Importer {
   }
 
  private:
-  std::string base_dir_;
+  const ExternalData& external_;
   const std::map<std::string, int>& opsets_;
   int depth_ = 0;
 };
@@ -192,12 +192,16 @@ class Importer {
 namespace sdx::onnx {
 
 Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& base_dir) {
+  return load_model_bytes(std::string_view(bytes), ExternalData{base_dir, {}, nullptr});
+}
+
+Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external) {
   if (bytes.empty()) return invalid_argument("model is empty (0 bytes)");
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     return invalid_argument("model is " + std::to_string(bytes.size()) +
                             " bytes; protobuf files are limited to 2 GiB, so larger weights must use external data");
   sdx_onnx::ModelProto mp;
-  if (!mp.ParseFromString(bytes))
+  if (!mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return data_loss("not a valid ONNX model: the protobuf could not be parsed (truncated or corrupt file?)");
   if (!mp.has_graph()) return invalid_argument("not a valid ONNX model: it has no graph");
   const int64_t newest_ir = ir::onnx_limits().ir_version;
@@ -222,7 +226,7 @@ Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& 
   }
   if (mp.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models have no opset import
   model.graph = std::make_shared<ir::Graph>(mp.graph().name());
-  Importer importer(base_dir, model.opsets);
+  Importer importer(external, model.opsets);
   SDX_RETURN_IF_ERROR(importer.import_graph(mp.graph(), *model.graph), "");
   return model;
 }

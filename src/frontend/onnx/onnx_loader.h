@@ -9,8 +9,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
+#include "frontend/onnx/tensor_proto.h"
 #include "ir/graph.h"
 
 namespace sdx::onnx {
@@ -18,5 +20,7 @@ namespace sdx::onnx {
 Result<ir::Model> load_model_file(const std::string& path);
 // base_dir is where external data is looked up ("" forbids external data).
 Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& base_dir = "");
+// external: where external data comes from, files or an in-memory blob (tensor_proto.h).
+Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external);
 
 }  // namespace sdx::onnx

@@ -55,9 +55,26 @@ Status write_tensor(const Tensor& t, const std::string& name, sdx_onnx::TensorPr
   return Status::ok();
 }
 
+// Appends an initializer's bytes to the blob, 64-byte aligned, and points its proto there.
+void write_to_blob(const Tensor& t, sdx_onnx::TensorProto* p, std::string* blob) {
+  const size_t bytes = dtype_storage_bytes(t.dtype(), t.numel());
+  const size_t offset = (blob->size() + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment;
+  blob->resize(offset);
+  blob->append(static_cast<const char*>(t.raw_data()), bytes);
+  p->clear_raw_data();
+  p->set_data_location(sdx_onnx::TensorProto::EXTERNAL);
+  for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", kBlobLocation},
+                             {"offset", std::to_string(offset)}, {"length", std::to_string(bytes)}}) {
+    auto* e = p->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+}
+
 class Writer {
  public:
-  explicit Writer(std::vector<int>* opsets) : opsets_(opsets) {}
+  Writer(std::vector<int>* opsets, const SaveOptions& options, std::string* blob)
+      : opsets_(opsets), options_(options), blob_(blob) {}
 
   Status graph(const ir::Graph& g, sdx_onnx::GraphProto* gp) {
     gp->set_name(g.name());
@@ -66,8 +83,13 @@ class Writer {
       vi->set_name(v->name());
       SDX_RETURN_IF_ERROR(write_type(v->type(), vi->mutable_type(), "input '" + v->name() + "'"), "");
     }
-    for (const ir::Value* v : g.initializers())
-      SDX_RETURN_IF_ERROR(write_tensor(v->initializer(), v->name(), gp->add_initializer()), "");
+    for (const ir::Value* v : g.initializers()) {
+      const Tensor& t = v->initializer();
+      auto* tp = gp->add_initializer();
+      SDX_RETURN_IF_ERROR(write_tensor(t, v->name(), tp), "");
+      if (options_.weights_in_blob && t.dtype() != DType::kString && tp->raw_data().size() >= options_.blob_min_bytes)
+        write_to_blob(t, tp, blob_);
+    }
     for (const auto& n : g.nodes())
       if (!n->removed()) SDX_RETURN_IF_ERROR(node(*n, gp->add_node()), "node '" + n->name() + "'");
     for (const ir::Value* v : g.outputs()) {
@@ -121,6 +143,8 @@ class Writer {
   }
 
   std::vector<int>* opsets_;
+  const SaveOptions& options_;
+  std::string* blob_;
 
  public:
   // The newest opset each domain's nodes use ("" = ai.onnx): domains the optimizer introduced ("sdx")
@@ -143,7 +167,7 @@ void for_each_node(ir::Graph& g, const std::function<void(ir::Node&)>& f) {
 
 }  // namespace
 
-Result<SavedModel> save_model(const ir::Model& model) {
+Result<SavedModel> save_model(const ir::Model& model, const SaveOptions& options) {
   if (!model.graph) return invalid_argument("save_model: the model has no graph");
   SavedModel saved;
   sdx_onnx::ModelProto mp;
@@ -158,7 +182,7 @@ Result<SavedModel> save_model(const ir::Model& model) {
     p->set_key(k);
     p->set_value(v);
   }
-  Writer w(&saved.node_opsets);
+  Writer w(&saved.node_opsets, options, &saved.blob);
   SDX_RETURN_IF_ERROR(w.graph(*model.graph, mp.mutable_graph()), "writing graph '" + model.graph->name() + "'");
   std::map<std::string, int> opsets = model.opsets;
   for (const auto& [domain, version] : w.domains_) opsets.emplace(domain, version);

@@ -14,16 +14,27 @@
 #include <vector>
 
 #include "core/status.h"
+#include "frontend/onnx/tensor_proto.h"
 #include "ir/graph.h"
 
 namespace sdx::onnx {
 
+struct SaveOptions {
+  // Initializers of at least blob_min_bytes go to SavedModel::blob (each at a kBlobAlignment-aligned
+  // offset) as external data at location kBlobLocation (tensor_proto.h), so that a reader can borrow
+  // them in place; the rest, and every tensor attribute, stay raw_data in the proto.
+  bool weights_in_blob = false;
+  size_t blob_min_bytes = 256;
+};
+inline constexpr size_t kBlobAlignment = 64;
+
 struct SavedModel {
-  std::string bytes;             // a serialized ModelProto (initializers as raw_data; no external data)
+  std::string bytes;             // a serialized ModelProto
   std::vector<int> node_opsets;  // per node, in write order
+  std::string blob;              // the initializers' bytes with SaveOptions::weights_in_blob
 };
 
-Result<SavedModel> save_model(const ir::Model& model);
+Result<SavedModel> save_model(const ir::Model& model, const SaveOptions& options = {});
 
 // Sets the opset of every node of `model` from `opsets` (the same order); an error when the counts differ.
 Status apply_node_opsets(ir::Model& model, const std::vector<int>& opsets);

@@ -1,5 +1,7 @@
 #include "frontend/onnx/tensor_proto.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "frontend/onnx/external_data.h"
@@ -21,9 +23,34 @@ void copy_cast(const Src& src, Dst* dst) {
   for (int i = 0; i < src.size(); ++i) dst[i] = static_cast<Dst>(src.Get(i));
 }
 
+// A byte range of the in-memory blob, borrowed: the tensor keeps the blob's owner alive. A range that is
+// not aligned for the element type is copied instead.
+Result<Tensor> borrow_from_blob(const std::string& name, DType dtype, Shape shape, const ExternalData& external,
+                                int64_t offset, size_t bytes) {
+  if (external.blob.data() == nullptr)
+    return invalid_argument("tensor '" + name + "': external data location '" + std::string(kBlobLocation) +
+                            "' is only valid inside an sdx bundle");
+  const size_t size = external.blob.size();
+  if (offset < 0 || static_cast<uint64_t>(offset) > size || bytes > size - static_cast<size_t>(offset))
+    return data_loss("tensor '" + name + "': bytes [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                     ") lie outside the bundle's weights section (" + std::to_string(size) + " bytes)");
+  const char* p = external.blob.data() + offset;
+  const size_t align = std::max<size_t>(1, dtype_storage_bytes(dtype, 1));
+  if (reinterpret_cast<uintptr_t>(p) % align == 0 && bytes > 0)
+    return Tensor::borrow(dtype, std::move(shape), const_cast<char*>(p), external.blob_owner);
+  SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)), "tensor '" + name + "'");
+  if (bytes) std::memcpy(t.raw_data(), p, bytes);
+  return t;
+}
+
 }  // namespace
 
 Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::string& base_dir) {
+  return tensor_from_proto(proto, ExternalData{base_dir, {}, nullptr});
+}
+
+Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const ExternalData& external) {
+  const std::string& base_dir = external.base_dir;
   const std::string& name = proto.name();
   auto dt = dtype_from_onnx(proto.data_type());
   if (!dt) return invalid_argument("tensor '" + name + "' has unknown element type " + std::to_string(proto.data_type()));
@@ -58,6 +85,7 @@ Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::
     if (length >= 0 && static_cast<size_t>(length) != want_bytes)
       return data_loss("tensor '" + name + "': external data length " + std::to_string(length) + " but dims " +
                        shape.to_string() + " of " + dtype_name(dtype) + " need " + std::to_string(want_bytes) + " bytes");
+    if (location == kBlobLocation) return borrow_from_blob(name, dtype, std::move(shape), external, offset, want_bytes);
     SDX_ASSIGN_OR_RETURN(std::string bytes, read_external_data(base_dir, location, offset,
                                                                length >= 0 ? length : static_cast<int64_t>(want_bytes)),
                          "tensor '" + name + "'");

@@ -7,7 +7,10 @@
 //   SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(proto, model_dir), "initializer 'w'");
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/datum.h"
 #include "core/status.h"
@@ -19,6 +22,18 @@ class TensorProto;
 
 namespace sdx::onnx {
 
+// Where external data is read from: files in base_dir (confined to it; "" forbids files), and one block
+// of memory that tensors borrow without a copy (a bundle's weights section, frontend/bundle): an
+// initializer whose location is kBlobLocation names a byte range of `blob`, checked against its size.
+// blob_owner keeps the block alive for as long as any tensor borrows from it.
+inline constexpr char kBlobLocation[] = "sdx:blob";
+struct ExternalData {
+  std::string base_dir;
+  std::string_view blob;
+  std::shared_ptr<void> blob_owner;
+};
+
+Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const ExternalData& external);
 Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const std::string& base_dir);
 
 // Parse serialized protos (as stored in the ONNX test-data .pb files).

@@ -10,10 +10,16 @@
 namespace sdx::bundle {
 namespace {
 
+const std::string kGraph("\x08\x08graph-bytes", 13);
+const std::string kWeights(300, 'w');
+const std::string kPacked1(70, 'a'), kPacked2(5, 'b');
+
 Bundle sample() {
   Bundle b;
   b.manifest = {{"sdx_version", "0.1.0"}, {"cpu_isa", "avx512"}};
-  b.graph = std::string("\x08\x08graph-bytes", 13);
+  b.graph = kGraph;
+  b.weights = kWeights;
+  b.packed = {{"conv1/0", kPacked1}, {"mm/0", kPacked2}};
   b.node_opsets = {17, 20, 1};
   PlanRecord p;
   p.inputs = {{DType::kFloat32, {1, 3}}, {DType::kInt64, {2}}};
@@ -40,6 +46,20 @@ TEST(BundleFormat, RoundTrips) {
   EXPECT_EQ(r->plans[0].slots[1].view_of, 0);
   EXPECT_EQ(r->plans[0].slots[2].dtype, DType::kUndefined);
   EXPECT_FALSE(r->plans[0].slots[2].seen);
+  EXPECT_EQ(r->weights, kWeights);
+  ASSERT_EQ(r->packed.size(), 2u);
+  EXPECT_EQ(r->packed[1].key, "mm/0");
+  EXPECT_EQ(r->packed[1].bytes, kPacked2);
+}
+
+// Every section, and every packed entry, starts at a multiple of 64 bytes: a mapped bundle's weights are
+// used in place.
+TEST(BundleFormat, SectionsAndPackedWeightsAre64ByteAligned) {
+  const std::string bytes = write_bundle(sample());
+  auto r = read_bundle(bytes);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  for (std::string_view v : {r->graph, r->weights, r->packed[0].bytes, r->packed[1].bytes})
+    EXPECT_EQ(static_cast<size_t>(v.data() - bytes.data()) % kSectionAlignment, 0u);
 }
 
 TEST(BundleFormat, EveryTruncationIsRefused) {

@@ -357,7 +357,8 @@ class LinearKernel final : public backend::Kernel {
     if (onednn_candidate(x, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(), w.data<float>(),
-                             ctx.input_is_constant(1), b ? b->data<float>() : nullptr, ctx.output(0).data<float>());
+                             ctx.input_is_constant(1), b ? b->data<float>() : nullptr, ctx.output(0).data<float>(),
+                             {ctx.packed_weights(), ctx.packed_key_prefix()});
       if (onednn) return std::move(*onednn);
     }
     std::unique_ptr<backend::BoundKernel> bound;

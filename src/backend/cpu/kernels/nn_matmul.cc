@@ -208,7 +208,8 @@ class MatMulKernel final : public backend::Kernel {
     if (const int64_t rows = onednn_rows(a, b, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(rows, g.value().K, g.value().N, FusedActivation(), a.data<float>(), b.data<float>(),
-                             ctx.input_is_constant(1), nullptr, ctx.output(0).data<float>());
+                             ctx.input_is_constant(1), nullptr, ctx.output(0).data<float>(),
+                             {ctx.packed_weights(), ctx.packed_key_prefix()});
       if (onednn) return std::move(*onednn);
     }
     std::unique_ptr<backend::BoundKernel> bound;
