@@ -1,5 +1,6 @@
-"""Cold start: load to first output and to first replayed call, an ONNX model against its .sdx bundle,
-each in fresh processes (issue 16's acceptance: the bundle at least 5x faster to its first replayed call,
+"""Cold start: load to first output and to first replayed call of an ONNX model loaded cold (the disk plan
+cache off), of its .sdx bundle, and of the same ONNX model through a warm disk plan cache, each in fresh
+processes (issue 16's acceptance: the bundle or cached plan at least 5x faster to its first replayed call,
 no compiler call, outputs bitwise equal to the cold session's).
 
     python3 bench/cold_start.py                      # bert (BERT-style encoder) and cnn (ResNet-18), 10 runs each
@@ -70,8 +71,12 @@ def model_and_feeds(name: str):
     return m.SerializeToString(), feeds
 
 
-def run_child(path: str, feeds_path: str) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, path, feeds_path], capture_output=True, text=True, timeout=600)
+def run_child(path: str, feeds_path: str, cache_dir: str | None = None) -> dict:
+    env = dict(os.environ, SDX_DISK_PLAN_CACHE="0")
+    if cache_dir:
+        env.update(SDX_DISK_PLAN_CACHE="1", SDX_DISK_PLAN_CACHE_DIR=cache_dir)
+    r = subprocess.run([sys.executable, "-c", CHILD, path, feeds_path], capture_output=True, text=True, timeout=600,
+                       env=env)
     if r.returncode != 0:
         raise SystemExit(f"child failed on {path}:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -95,28 +100,34 @@ def main() -> int:
             print(f"== {name}: compiling the bundle", file=sys.stderr)
             with open(sdx_path, "wb") as f:
                 f.write(sdx.compile_bundle(data, [feeds]))
-            run_child(onnx_path, feeds_path)  # warms the JIT disk cache and the page cache for both
+            cache_dir = os.path.join(tmp, f"{name}-plans")
+            run_child(onnx_path, feeds_path)  # warms the JIT disk cache and the page cache for all three
             run_child(sdx_path, feeds_path)
-            rows = {"onnx": [], "bundle": []}
-            for r in range(args.runs):  # alternating, so drift hits both alike
-                for kind, path in (("onnx", onnx_path), ("bundle", sdx_path)):
-                    rows[kind].append(run_child(path, feeds_path))
+            run_child(onnx_path, feeds_path, cache_dir)  # writes the disk plan cache's entry
+            kinds = (("onnx", onnx_path, None), ("bundle", sdx_path, None), ("cache", onnx_path, cache_dir))
+            rows = {kind: [] for kind, _, _ in kinds}
+            for r in range(args.runs):  # alternating, so drift hits all alike
+                for kind, path, cdir in kinds:
+                    rows[kind].append(run_child(path, feeds_path, cdir))
                 print(f"   run {r + 1}/{args.runs}", file=sys.stderr)
             med = {k: {m: statistics.median(x[m] for x in v) for m in ("load_ms", "first_output_ms", "first_replay_ms")}
                    for k, v in rows.items()}
             same = len({x["outputs_sha256"] for v in rows.values() for x in v}) == 1
             results[name] = {"median": med, "runs": rows, "outputs_bitwise_equal": same,
-                             "bundle_compiler_runs": max(x["compiler_runs"] for x in rows["bundle"]),
-                             "speedup_first_replay": med["onnx"]["first_replay_ms"] / med["bundle"]["first_replay_ms"],
-                             "speedup_first_output": med["onnx"]["first_output_ms"] / med["bundle"]["first_output_ms"]}
+                             "bundle_compiler_runs": max(x["compiler_runs"] for k in ("bundle", "cache") for x in rows[k])}
+            for k in ("bundle", "cache"):
+                results[name][f"{k}_speedup_first_replay"] = med["onnx"]["first_replay_ms"] / med[k]["first_replay_ms"]
+                results[name][f"{k}_speedup_first_output"] = med["onnx"]["first_output_ms"] / med[k]["first_output_ms"]
     print(f"{'model':6} {'kind':7} {'load ms':>9} {'1st output ms':>14} {'1st replay ms':>14}")
     for name, r in results.items():
-        for kind in ("onnx", "bundle"):
+        for kind in ("onnx", "bundle", "cache"):
             m = r["median"][kind]
             print(f"{name:6} {kind:7} {m['load_ms']:9.1f} {m['first_output_ms']:14.1f} {m['first_replay_ms']:14.1f}")
-        print(f"{name:6} speedup to first replay {r['speedup_first_replay']:.2f}x, to first output "
-              f"{r['speedup_first_output']:.2f}x; outputs bitwise equal: {r['outputs_bitwise_equal']}; "
-              f"compiler runs in bundle processes: {r['bundle_compiler_runs']}")
+        for k in ("bundle", "cache"):
+            print(f"{name:6} {k}: speedup to first replay {r[k + '_speedup_first_replay']:.2f}x, to first output "
+                  f"{r[k + '_speedup_first_output']:.2f}x")
+        print(f"{name:6} outputs bitwise equal: {r['outputs_bitwise_equal']}; compiler runs in bundle and cache "
+              f"processes: {r['bundle_compiler_runs']}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -21,17 +21,42 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-// The warmup record of ctx's current plan, slot by slot under the slots' value names.
-bundle::PlanRecord record_plan(const runtime::PlanEntry& e) {
+}  // namespace
+
+bundle::PlanRecord plan_record(const runtime::PlanEntry& e) { return plan_record(*e.plan, e.signature, e.shapes); }
+
+bundle::PlanRecord plan_record(const plan::Plan& plan, const runtime::ShapeSignature& signature,
+                               const std::vector<plan::RecordedSlot>& shapes) {
   bundle::PlanRecord p;
-  for (const auto& [dt, shape] : e.signature) p.inputs.emplace_back(dt, shape.dims());
-  const plan::Plan& plan = *e.plan;
-  for (size_t i = 0; i < plan.slots().size(); ++i) {
-    const plan::RecordedSlot& r = e.shapes[i];
+  for (const auto& [dt, shape] : signature) p.inputs.emplace_back(dt, shape.dims());
+  for (size_t i = 0; i < plan.slots().size() && i < shapes.size(); ++i) {
+    const plan::RecordedSlot& r = shapes[i];
     p.slots.push_back({plan.slots()[i].value->name(), r.seen, r.stable, r.shared, r.view_of, r.dtype, r.shape.dims()});
   }
   return p;
 }
+
+Result<std::string> write_session_bundle(const runtime::Session& s, std::vector<bundle::PlanRecord> plans,
+                                         const std::string& source_digest) {
+  bundle::Bundle b;
+  SDX_ASSIGN_OR_RETURN(onnx::SavedModel saved, onnx::save_model(s.model(), {.weights_in_blob = true}),
+                       "writing the optimized graph");
+  b.graph = saved.bytes;
+  b.weights = saved.blob;
+  b.node_opsets = std::move(saved.node_opsets);
+  b.plans = std::move(plans);
+  std::vector<std::pair<std::string, std::string_view>> packed;
+  if (s.packed_weights()) packed = s.packed_weights()->entries();
+  for (const auto& [key, bytes] : packed) b.packed.push_back({key, bytes});
+  b.manifest = {{"sdx_version", version()},
+                {"source_digest", source_digest},
+                {"cpu_isa", cpu::simd::isa_name(cpu::simd::detected_isa())},
+                {"plans", std::to_string(b.plans.size())},
+                {"packed_weights", std::to_string(b.packed.size())}};
+  return bundle::write_bundle(b);
+}
+
+namespace {
 
 // A record back onto this session's plan, by value name (slots it does not name stay unseen).
 Result<std::vector<plan::RecordedSlot>> slots_for(const runtime::Session& s, const bundle::PlanRecord& p, size_t index) {
@@ -92,14 +117,8 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(model_bytes), "");
   SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "");
   // Kernels that pack constant weights when they bind leave a copy here; the bundle carries them.
-  std::shared_ptr<backend::PackedWeights> packed = backend::PackedWeights::recording();
-  s->set_packed_weights(packed);
-  bundle::Bundle b;
-  SDX_ASSIGN_OR_RETURN(onnx::SavedModel saved, onnx::save_model(s->model(), {.weights_in_blob = true}),
-                       "writing the optimized graph");
-  b.graph = saved.bytes;
-  b.weights = saved.blob;
-  b.node_opsets = std::move(saved.node_opsets);
+  s->set_packed_weights(backend::PackedWeights::recording());
+  std::vector<bundle::PlanRecord> plans;
   for (size_t c = 0; c < calls.size(); ++c) {
     SDX_ASSIGN_OR_RETURN(std::vector<runtime::TensorArg> args, positional(*s, calls[c], c), "");
     std::unique_ptr<runtime::Context> ctx = s->create_context();
@@ -108,16 +127,9 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
       SDX_RETURN_IF_ERROR(s->run(*ctx, args.data(), args.size()), "warmup of input set " + std::to_string(c));
     const runtime::PlanEntry* e = ctx->current();
     if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
-    b.plans.push_back(record_plan(*e));
+    plans.push_back(plan_record(*e));
   }
-  const auto recorded = packed->recorded();
-  for (const auto& [key, bytes] : recorded) b.packed.push_back({key, bytes});
-  b.manifest = {{"sdx_version", version()},
-                {"source_fnv1a", hex64(fnv1a64(model_bytes))},
-                {"cpu_isa", cpu::simd::isa_name(cpu::simd::detected_isa())},
-                {"plans", std::to_string(b.plans.size())},
-                {"packed_weights", std::to_string(b.packed.size())}};
-  return bundle::write_bundle(b);
+  return write_session_bundle(*s, std::move(plans), "fnv1a:" + hex64(fnv1a64(model_bytes)));
 }
 
 Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, std::shared_ptr<void> owner,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "frontend/bundle/bundle_format.h"
 #include "runtime/session.h"
 #include "runtime/tensor_arg.h"
 
@@ -40,6 +41,17 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
 // initializers and packed weights borrow them): `owner` keeps them alive (a MappedFile, core/mapped_file.h).
 Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, std::shared_ptr<void> owner,
                                                       runtime::SessionOptions options);
+// The warmup record of a frozen plan entry, by value name (what a bundle keeps of a plan).
+bundle::PlanRecord plan_record(const runtime::PlanEntry& e);
+// The same from a plan and a warmup record of it (Session::seeded_plans()).
+bundle::PlanRecord plan_record(const plan::Plan& plan, const runtime::ShapeSignature& signature,
+                               const std::vector<plan::RecordedSlot>& shapes);
+// The bundle of a session as it stands: its graph (initializers in the weights section), `plans`, and
+// every packed weight its store holds (Session::packed_weights()). source_digest names the model it
+// came from (manifest only).
+Result<std::string> write_session_bundle(const runtime::Session& s, std::vector<bundle::PlanRecord> plans,
+                                         const std::string& source_digest);
+
 // The same over a copy of `bytes`.
 Result<std::unique_ptr<runtime::Session>> load_bundle(const std::string& bytes, runtime::SessionOptions options);
 

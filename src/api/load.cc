@@ -1,9 +1,12 @@
 #include "api/load.h"
 
+#include <cstdio>
 #include <fstream>
 #include <string_view>
 
 #include "api/bundle.h"
+#include "api/plan_disk_cache.h"
+#include "obs/diagnostics.h"
 #include "core/mapped_file.h"
 #include "frontend/bundle/bundle_format.h"
 #include "frontend/onnx/onnx_loader.h"
@@ -20,6 +23,48 @@ bool is_bundle_file(const std::string& path) {
   return f && f.read(magic, 8) && bundle::looks_like_bundle(std::string(magic, 8));
 }
 
+template <typename F>
+void diag(const char* event, F&& detail) {
+  obs::Diagnostics::global().record_lazy(obs::DiagCategory::kCache, obs::DiagLevel::kSummary, event,
+                                         std::forward<F>(detail));
+}
+
+// An ONNX model's bytes (external data read from base_dir; "" forbids it) through the disk plan cache
+// (plan_disk_cache.h): its entry when there is a sound one, else the model, compiled as usual. Either way
+// the session persists the plans it captures (unless the model reads files beside it).
+Result<std::unique_ptr<runtime::Session>> load_onnx(std::string_view bytes, const std::string& base_dir,
+                                                    const std::string& path, runtime::SessionOptions options) {
+  // The options as the session will see them (SDX_* variables applied), which the key must reflect.
+  SDX_ASSIGN_OR_RETURN(runtime::SessionOptions effective, runtime::SessionOptions::from_env(options), "session options");
+  std::shared_ptr<PlanDiskCache> cache = PlanDiskCache::open(effective);
+  std::string key;
+  if (cache) {
+    key = PlanDiskCache::key(bytes, effective);
+    if (Result<std::shared_ptr<MappedFile>> entry = cache->find(key); entry.is_ok()) {
+      const std::string_view entry_bytes = entry.value()->bytes();
+      auto s = load_bundle(entry_bytes, entry.value(), options);
+      if (s.is_ok()) {
+        diag("PLAN_CACHE_HIT", [&] { return cache->path(key) + " for " + (path.empty() ? "model bytes" : path); });
+        attach_plan_cache_writer(**s, cache, key, /*hit=*/true);
+        return s;
+      }
+      std::fprintf(stderr, "sdx: warning: disk plan cache entry %s refused and deleted (%s); loading the model\n",
+                   cache->path(key).c_str(), s.status().message().c_str());
+      diag("PLAN_CACHE_REFUSED", [&] { return cache->path(key) + ": " + s.status().message(); });
+      cache->remove(key);
+    } else {
+      diag("PLAN_CACHE_MISS", [&] { return cache->path(key) + " for " + (path.empty() ? "model bytes" : path); });
+    }
+  }
+  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(bytes, onnx::ExternalData{base_dir, {}, nullptr}), "");
+  model.path = path;
+  const bool keep = cache && !model.reads_external_files;
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), std::move(options)),
+                       "");
+  if (keep) attach_plan_cache_writer(*s, cache, key, /*hit=*/false);
+  return s;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& path, runtime::SessionOptions options) {
@@ -30,16 +75,25 @@ Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& p
     if (!s.is_ok()) return s.status().with_context("bundle '" + path + "'");
     return s;
   }
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
-  auto s = runtime::Session::create(std::move(model), std::move(options));
+  Result<runtime::SessionOptions> effective = runtime::SessionOptions::from_env(options);
+  if (!effective.is_ok() || !effective->disk_plan_cache) {
+    SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
+    auto s = runtime::Session::create(std::move(model), std::move(options));
+    if (!s.is_ok()) return s.status().with_context("model '" + path + "'");
+    return s;
+  }
+  Result<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
+  if (!file.is_ok()) return onnx::load_model_file(path).status();  // its message, for a file it cannot read
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/'));
+  if (dir.empty()) dir = "/";
+  auto s = load_onnx(file.value()->bytes(), dir, path, std::move(options));
   if (!s.is_ok()) return s.status().with_context("model '" + path + "'");
   return s;
 }
 
 Result<std::unique_ptr<runtime::Session>> load_session_bytes(const std::string& bytes, runtime::SessionOptions options) {
   if (bundle::looks_like_bundle(bytes)) return load_bundle(bytes, std::move(options));
-  SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(bytes), "");
-  return runtime::Session::create(std::move(model), std::move(options));
+  return load_onnx(bytes, "", "", std::move(options));
 }
 
 Result<ir::Model> load_model_file(const std::string& path) {

@@ -25,8 +25,8 @@ const void* PackedWeights::find(const std::string& key, size_t bytes) const {
 }
 
 void PackedWeights::keep(const std::string& key, const void* data, size_t bytes) {
-  if (!recording_) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (!recording_) return;
   kept_.emplace(key, std::string(static_cast<const char*>(data), bytes));
 }
 
@@ -35,6 +35,20 @@ std::vector<std::pair<std::string, std::string_view>> PackedWeights::recorded() 
   std::vector<std::pair<std::string, std::string_view>> out;
   for (const auto& [k, v] : kept_) out.emplace_back(k, v);
   return out;
+}
+
+std::vector<std::pair<std::string, std::string_view>> PackedWeights::entries() const {
+  std::vector<std::pair<std::string, std::string_view>> out(found_.begin(), found_.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [k, v] : kept_)
+    if (!found_.count(k)) out.emplace_back(k, v);
+  return out;
+}
+
+void PackedWeights::stop_recording() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_ = false;
+  kept_.clear();
 }
 
 size_t PackedWeights::hits() const {

@@ -33,9 +33,16 @@ class PackedWeights {
   const void* find(const std::string& key, size_t bytes) const;
   // Records a copy of `bytes` packed under `key` (when recording; thread-safe).
   void keep(const std::string& key, const void* data, size_t bytes);
-  bool is_recording() const { return recording_; }
+  bool is_recording() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recording_;
+  }
   // What was recorded, by key.
   std::vector<std::pair<std::string, std::string_view>> recorded() const;
+  // Everything it holds, found and recorded, by key. The views stay valid until stop_recording().
+  std::vector<std::pair<std::string, std::string_view>> entries() const;
+  // Records nothing more and frees the copies recorded so far (once they are written somewhere).
+  void stop_recording();
   // Entries found and missed so far (diagnostics, tests).
   size_t hits() const;
   size_t misses() const;

@@ -189,6 +189,9 @@ struct Model {
   std::string doc_string;
   std::map<std::string, std::string> metadata;  // metadata_props
   std::string path;  // file it came from, "" for bytes
+  // Some tensor's bytes were read from a file beside the model (ONNX external data): the model's own
+  // bytes do not determine it (the disk plan cache does not keep such models).
+  bool reads_external_files = false;
 };
 
 }  // namespace sdx::ir

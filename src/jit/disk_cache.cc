@@ -41,18 +41,18 @@ std::string passwd_home() {
 }  // namespace
 
 std::string DiskCache::default_root_from(const char* sdx_cache_dir, const char* xdg_cache_home, const char* home,
-                                         const char* pw_home) {
-  if (sdx_cache_dir && *sdx_cache_dir) return std::string(sdx_cache_dir) + "/jit";
-  if (xdg_cache_home && *xdg_cache_home) return std::string(xdg_cache_home) + "/sdx/jit";
-  if (home && *home) return std::string(home) + "/.cache/sdx/jit";
-  if (pw_home && *pw_home) return std::string(pw_home) + "/.cache/sdx/jit";
+                                         const char* pw_home, const std::string& leaf) {
+  if (sdx_cache_dir && *sdx_cache_dir) return std::string(sdx_cache_dir) + "/" + leaf;
+  if (xdg_cache_home && *xdg_cache_home) return std::string(xdg_cache_home) + "/sdx/" + leaf;
+  if (home && *home) return std::string(home) + "/.cache/sdx/" + leaf;
+  if (pw_home && *pw_home) return std::string(pw_home) + "/.cache/sdx/" + leaf;
   return "";  // no home at all: a private cache, never a shared path in /tmp
 }
 
-std::string DiskCache::default_root() {
+std::string DiskCache::default_root(const std::string& leaf) {
   const char* home = std::getenv("HOME");
   const std::string pw = home && *home ? std::string() : passwd_home();  // only looked up when needed
-  return default_root_from(std::getenv("SDX_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), home, pw.c_str());
+  return default_root_from(std::getenv("SDX_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), home, pw.c_str(), leaf);
 }
 
 DiskCache::DiskCache(const std::string& root) {

@@ -59,10 +59,11 @@ class DiskCache {
   // A private cache whatever the environment says (what a user without a home folder gets).
   static DiskCache private_cache();
   // The default root from the environment and the password database; "" when there is no home.
-  static std::string default_root();
+  // leaf: the folder under the sdx cache root ("jit" for kernels; the disk plan cache uses "plans").
+  static std::string default_root(const std::string& leaf = "jit");
   // The same from explicit values (null or "" = unset), in order of precedence.
   static std::string default_root_from(const char* sdx_cache_dir, const char* xdg_cache_home, const char* home,
-                                       const char* passwd_home);
+                                       const char* passwd_home, const std::string& leaf = "jit");
 
   const std::string& dir() const { return dir_; }
   // False for a private cache (nothing survives this object).

@@ -189,6 +189,7 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
       return std::string("CPU_REPLAY unavailable for this plan, running slot by slot in frozen memory: ") +
              (e.no_replay_reason ? e.no_replay_reason : "?");
     });
+    if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
     return Status::ok();
   }
   diag(DiagCategory::kCapture, DiagLevel::kSummary, "CAPTURED", [&] {
@@ -206,6 +207,7 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
   for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
   ctx.outputs_owner_ = &e;
   *fallback = "capturing";
+  if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
   return Status::ok();
 }
 

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ class Executor {
     jit::JitEngine* jit = nullptr;                       // null: CPU_JIT off
     cpu::ThreadPool* threads = nullptr;                  // null: one thread
     const opt::OptimizationReport* optimization = nullptr;
+    // Called after a plan is frozen and captured (or found not capturable), on the calling thread.
+    const std::function<void(const PlanEntry&)>* on_captured = nullptr;
   };
   explicit Executor(Config config) : c_(std::move(config)) {}
 

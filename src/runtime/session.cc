@@ -65,7 +65,8 @@ Status Session::init() {
                                                           .cache = cache_.get(),
                                                           .jit = jit_.get(),
                                                           .threads = threads_.get(),
-                                                          .optimization = &optimization_});
+                                                          .optimization = &optimization_,
+                                                          .on_captured = &on_captured_});
   return Status::ok();
 }
 

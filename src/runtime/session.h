@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -88,12 +89,18 @@ class Session {
   // a context's first call with that signature freezes from it instead of warming up. Call before the
   // session serves any call.
   void seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> record);
+  // The warmup records seed_plan gave it, by input signature.
+  const std::vector<std::pair<ShapeSignature, std::vector<plan::RecordedSlot>>>& seeded_plans() const { return seeded_; }
   // Packed weights that kernels find (a bundle's) or record (compiling one) when they bind
   // (backend/packed_weights.h). Call before the session serves any call.
   void set_packed_weights(std::shared_ptr<backend::PackedWeights> packed) {
     graph_executor_.set_packed_weights(std::move(packed));
   }
   backend::PackedWeights* packed_weights() const { return graph_executor_.packed_weights(); }
+  // Called on the calling thread each time a context freezes and captures a plan, with its entry (its
+  // signature and warmup record): the disk plan cache (api/plan_disk_cache.h) persists plans from it.
+  // Set before the session serves any call; it must not call back into the session.
+  void set_on_plan_captured(std::function<void(const PlanEntry&)> f) { on_captured_ = std::move(f); }
   // Position of an input/output by name, or -1.
   int input_index(const std::string& name) const;
   int output_index(const std::string& name) const;
@@ -137,6 +144,7 @@ class Session {
   // Warmup records from a bundle (seed_plan), by input signature; immutable once calls begin.
   std::vector<std::pair<ShapeSignature, std::vector<plan::RecordedSlot>>> seeded_;
   std::shared_ptr<const plan::Plan> full_plan_;
+  std::function<void(const PlanEntry&)> on_captured_;
   // Plans for other requested-output sets, compiled on first use.
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::pair<std::vector<int>, std::shared_ptr<const plan::Plan>>> subset_plans_;

@@ -37,6 +37,10 @@ struct SessionOptions {
   opt::OptimizerOptions optimizer;
   // The kernel JIT (CPU_JIT: fused elementwise segments; SDX_JIT_*).
   jit::JitOptions jit;
+  // The disk plan cache (api/plan_disk_cache.h): on by default; its root ("" = the default) and size cap.
+  bool disk_plan_cache = true;
+  std::string disk_plan_cache_dir;
+  int64_t disk_plan_cache_max_bytes = int64_t{2} << 30;
 
   // Overlays the SDX_* environment variables of session_options.inc onto `base`, then checks every field
   // against its row (floors such as warmup_runs >= 1 raise the value; other ranges are errors). A malformed

@@ -87,7 +87,9 @@ TEST(Bundle, KernelsAdoptPackedWeightsAndWrongSizesArePackedAgain) {
   NamedInputs call = {{"x", runtime::TensorArg{DType::kFloat32, dims, 4, x.raw_data()}}};
   auto bytes = compile_bundle(model, {}, {call});
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-  auto cold = load_session_bytes(model);
+  runtime::SessionOptions no_cache;
+  no_cache.disk_plan_cache = false;  // a cold session, whatever the user's cache holds
+  auto cold = load_session_bytes(model, no_cache);
   ASSERT_TRUE(cold.is_ok()) << cold.status().to_string();
   const std::vector<float> want = run_twice(**cold, x);
 

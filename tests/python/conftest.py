@@ -3,6 +3,11 @@ import sys
 
 import pytest
 
+# The disk plan cache (on by default for users) is off for the suite: many tests load one model again and
+# again and check what its first calls do (warmup, freeze, capture), which a cache hit changes.
+# test_plan_disk_cache.py turns it on, in folders of its own.
+os.environ.setdefault("SDX_DISK_PLAN_CACHE", "0")
+
 # Tests run against the installed `sdx` package (scripts/setup.sh installs it). Running from the
 # repository root must not shadow it with the source folder, which lacks the native module.
 HERE = os.path.dirname(os.path.abspath(__file__))

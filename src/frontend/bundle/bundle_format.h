@@ -11,7 +11,7 @@
 // All integers little-endian. The checksum is verified first, so a truncated or damaged file is refused
 // before any length in it is believed; every length and count is still checked against the bytes that
 // remain. Sections (each exactly once, in any order):
-//   kManifest  "key=value" lines: sdx_version, source_fnv1a (the ONNX model's bytes), cpu_isa, ...
+//   kManifest  "key=value" lines: sdx_version, source_digest (of the ONNX model's bytes), cpu_isa, ...
 //   kGraph     the optimized model, a serialized ONNX ModelProto (frontend/onnx/onnx_writer.h)
 //   kOpsets    u32 count, then one i32 per node: each node's opset, in write order
 //   kPlans     u32 count, then per frozen plan: its input signature and warmup record (PlanRecord)

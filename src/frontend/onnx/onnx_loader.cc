@@ -56,6 +56,8 @@ Result<ir::TypeInfo> type_from_proto(const sdx_onnx::TypeProto& tp) {
 class Importer {
  public:
   Importer(const ExternalData& external, const std::map<std::string, int>& opsets) : external_(external), opsets_(opsets) {}
+  // Whether a tensor was read from a file (external data not in the in-memory blob).
+  bool read_files() const { return read_files_; }
 
   Status import_graph(const sdx_onnx::GraphProto& gp, ir::Graph& g) {
     const std::string where = "graph '" + gp.name() + "'";
@@ -70,6 +72,7 @@ class Importer {
     for (const auto& tp : gp.initializer()) {
       if (tp.name().empty()) return invalid_argument(where + ": an initializer has no name");
       SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_), where + " initializer '" + tp.name() + "'");
+      note_external(tp);
       g.add_initializer(tp.name(), std::move(t));
     }
     for (int i = 0; i < gp.node_size(); ++i) SDX_RETURN_IF_ERROR(import_node(gp.node(i), i, g), where);
@@ -134,6 +137,7 @@ class Importer {
       case sdx_onnx::AttributeProto::TENSOR: {
         a.type = ir::AttrType::kTensor;
         SDX_ASSIGN_OR_RETURN(a.t, tensor_from_proto(ap.t(), external_), "");
+        note_external(ap.t());
         break;
       }
       case sdx_onnx::AttributeProto::GRAPH: {
@@ -148,6 +152,7 @@ class Importer {
         a.type = ir::AttrType::kTensors;
         for (const auto& tp : ap.tensors()) {
           SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_), "");
+          note_external(tp);
           a.tensors.push_back(std::move(t));
         }
         break;
@@ -182,6 +187,12 @@ class Importer {
 
  private:
   const ExternalData& external_;
+  bool read_files_ = false;
+  void note_external(const sdx_onnx::TensorProto& tp) {
+    if (tp.data_location() != sdx_onnx::TensorProto::EXTERNAL) return;
+    for (const auto& kv : tp.external_data())
+      if (kv.key() == "location" && kv.value() != kBlobLocation) read_files_ = true;
+  }
   const std::map<std::string, int>& opsets_;
   int depth_ = 0;
 };
@@ -228,6 +239,7 @@ Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& e
   model.graph = std::make_shared<ir::Graph>(mp.graph().name());
   Importer importer(external, model.opsets);
   SDX_RETURN_IF_ERROR(importer.import_graph(mp.graph(), *model.graph), "");
+  model.reads_external_files = importer.read_files();
   return model;
 }
 
