@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_kind.h"
 #include "core/status.h"
 #include "ir/graph.h"
 
@@ -47,6 +48,7 @@ struct Step {
   std::vector<int> inputs;   // slot per node input; -1 when omitted or read from an enclosing graph
   std::vector<int> outputs;  // slot per node output; -1 when omitted
   bool gap = false;          // output shapes depend on data
+  DeviceKind device = DeviceKind::kCpu;  // where it runs (set when kernels are chosen, backend/device.h)
 };
 
 class Plan {
@@ -65,6 +67,11 @@ class Plan {
   // Compiled with CompileOptions::waves: the first step of each wave, plus steps().size() at the end
   // (wave w is steps [wave_begin()[w], wave_begin()[w + 1])). Empty otherwise.
   const std::vector<int>& wave_begin() const { return wave_begin_; }
+  // Records the device each step runs on (the executor, once it has placed every node).
+  template <typename F>
+  void place_steps(F&& device_of) {
+    for (Step& s : steps_) s.device = device_of(*s.node);
+  }
 
  private:
   friend Result<Plan> compile(const ir::Graph& graph, const std::vector<ir::Value*>& requested_outputs,

@@ -1,26 +1,11 @@
 #include "runtime/device_kind.h"
 
+#include "backend/device.h"
+
 namespace sdx::runtime {
 
-const char* device_kind_name(DeviceKind k) {
-  switch (k) {
-    case DeviceKind::kNone: return "none";
-    case DeviceKind::kCpu: return "CPU";
-    case DeviceKind::kCuda: return "CUDA";
-    case DeviceKind::kRocm: return "ROCm";
-    case DeviceKind::kMetal: return "Metal";
-    case DeviceKind::kVulkan: return "Vulkan";
-    case DeviceKind::kLevelZero: return "Level Zero";
-    case DeviceKind::kOnnxRuntime: return "onnxruntime";
-    case DeviceKind::kOpenVino: return "OpenVINO";
-    case DeviceKind::kAcl: return "ARM Compute Library";
-    case DeviceKind::kNnapi: return "NNAPI";
-  }
-  return "?";
-}
-
 bool device_available(DeviceKind k, std::string* why) {
-  if (k == DeviceKind::kCpu || k == DeviceKind::kNone) return true;
+  if (k == DeviceKind::kNone || backend::DeviceRegistry::global().find(k)) return true;
   if (why) *why = std::string("this build of sdx has no ") + device_kind_name(k) + " backend";
   return false;
 }

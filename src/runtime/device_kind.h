@@ -1,28 +1,18 @@
-// DeviceKind: the kinds of device an execution mode can need, and which of them this process has a
-// backend for. The CPU is the only backend sdx has so far; a backend for another kind (CUDA first)
-// makes its modes available by answering true here for a device it finds.
+// Which device kinds this process can run: a kind is available when a device of that kind is in the
+// device registry (backend/device.h). The CPU always is; a backend for another kind (CUDA first) makes
+// its execution modes available by registering a device it finds.
 #pragma once
 
 #include <string>
 
+#include "core/device_kind.h"
+
 namespace sdx::runtime {
 
-enum class DeviceKind : unsigned char {
-  kNone,  // AUTO: no device of its own
-  kCpu,
-  kCuda,
-  kRocm,
-  kMetal,
-  kVulkan,
-  kLevelZero,
-  kOnnxRuntime,
-  kOpenVino,
-  kAcl,
-  kNnapi,
-};
+using sdx::DeviceKind;
+using sdx::device_kind_name;
 
-const char* device_kind_name(DeviceKind k);
-// Whether a backend for `k` is built in and has a device; when not, *why says what is missing.
+// Whether a device of kind `k` is registered; when not, *why says what is missing.
 bool device_available(DeviceKind k, std::string* why);
 
 }  // namespace sdx::runtime

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backend/device.h"
 #include "backend/kernel_registry.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
@@ -96,11 +97,16 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
                               const plan::CompileOptions& options) {
   graph_ = &graph;
   SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs(), options), "planning graph '" + graph.name() + "'");
-  // Kernels for every node, live or not: plans for fewer outputs use subsets of them.
+  // Kernels for every node, live or not: plans for fewer outputs use subsets of them. Each node runs on
+  // the first device, by priority, that supports it (backend/device.h), and takes that device's kernel.
+  const backend::DeviceRegistry& devices = backend::DeviceRegistry::global();
   for (const auto& node : graph.nodes()) {
     const ir::Node* n = node.get();
-    const backend::KernelDef* def = backend::KernelRegistry::cpu().find(*n);
+    const backend::Device* device = devices.place(*n);
+    if (!device) return internal_error("no device is registered (not even the CPU)");
+    const backend::KernelDef* def = device->kernels().find(*n);
     NodeKernel& nk = kernels_[n];
+    nk.device = device->kind();
     const bool onnx = n->domain().empty() || n->domain() == "ai.onnx";
     nk.names = {obs::intern_name(onnx ? n->op_type() : n->domain() + "." + n->op_type()), obs::intern_name(n->name())};
     if (!def) {
@@ -114,6 +120,7 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
       subgraphs_[sg] = std::move(sub);
     }
   }
+  plan_.place_steps([&](const ir::Node& n) { return kernels_[&n].device; });
   return Status::ok();
 }
 

@@ -85,6 +85,7 @@ class GraphExecutor {
   struct NodeKernel {
     std::unique_ptr<backend::Kernel> kernel;  // null when unsupported
     NodeNames names;
+    DeviceKind device = DeviceKind::kCpu;  // the device it was placed on
   };
   std::unordered_map<const ir::Node*, NodeKernel> kernels_;
   // run_step with an observer on (op timing, events, the test slowdown hook).
