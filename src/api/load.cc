@@ -76,14 +76,14 @@ Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& p
     return s;
   }
   Result<runtime::SessionOptions> effective = runtime::SessionOptions::from_env(options);
-  if (!effective.is_ok() || !effective->disk_plan_cache) {
+  Result<std::shared_ptr<MappedFile>> file =
+      effective.is_ok() && effective->disk_plan_cache ? MappedFile::open(path) : not_found("");
+  if (!file.is_ok()) {  // no cache, or a file that cannot be mapped: the loader reads it (and says why not)
     SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
     auto s = runtime::Session::create(std::move(model), std::move(options));
     if (!s.is_ok()) return s.status().with_context("model '" + path + "'");
     return s;
   }
-  Result<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
-  if (!file.is_ok()) return onnx::load_model_file(path).status();  // its message, for a file it cannot read
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/'));
   if (dir.empty()) dir = "/";
   auto s = load_onnx(file.value()->bytes(), dir, path, std::move(options));

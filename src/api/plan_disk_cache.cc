@@ -86,7 +86,13 @@ class PlanCacheWriter {
 
   // On the capturing thread: a plan of every output whose signature the entry lacks is queued.
   void captured(const runtime::PlanEntry& e) {
-    if (e.plan.get() != &session_.plan() || e.shapes.empty()) return;  // a subset of the outputs: not kept
+    if (e.plan.get() != &session_.plan() || e.shapes.empty()) {
+      // A plan for a subset of the outputs is not kept; neither are the weight copies its capture
+      // recorded, which nothing would then free (not while a write reads them: write_mu_).
+      std::lock_guard<std::mutex> writing(write_mu_);
+      if (backend::PackedWeights* p = session_.packed_weights(); p && p->is_recording()) p->stop_recording();
+      return;
+    }
     bundle::PlanRecord rec = plan_record(e);
     std::lock_guard<std::mutex> lock(mu_);
     for (const bundle::PlanRecord& p : plans_)
@@ -112,6 +118,7 @@ class PlanCacheWriter {
   }
 
   void write(std::vector<bundle::PlanRecord> plans) {
+    std::lock_guard<std::mutex> writing(write_mu_);  // the packed weights' views stay valid meanwhile
     const auto t0 = std::chrono::steady_clock::now();
     const size_t count = plans.size();
     Result<std::string> bytes = write_session_bundle(session_, std::move(plans), digest_);
@@ -133,6 +140,7 @@ class PlanCacheWriter {
   std::shared_ptr<PlanDiskCache> cache_;
   std::string key_;
   std::mutex mu_;
+  std::mutex write_mu_;  // held while a write reads the session's recorded packed weights
   std::condition_variable cv_;
   std::vector<bundle::PlanRecord> plans_;  // guarded by mu_
   std::string digest_;
