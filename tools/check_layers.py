@@ -55,45 +55,47 @@ def rows_from_cmake(path: str) -> list[str]:
     return re.findall(r'"([^"]*)"', m.group(1))
 
 
+def source_files(root: str):
+    """Every C/C++ source or header below root, in a stable order."""
+    for dirpath, _, files in os.walk(root):
+        for name in sorted(files):
+            if name.endswith(SOURCE_EXTS):
+                yield os.path.join(dirpath, name)
+
+
+def includes(path: str):
+    """(line number, included path) of each quoted #include of a path with a folder in it."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if m and "/" in m.group(1):
+                yield lineno, m.group(1)
+
+
 def check(src: str, table: dict[str, set[str]]) -> list[str]:
     problems = []
     for folder in sorted(os.listdir(src)):
         if os.path.isdir(os.path.join(src, folder)) and folder not in table:
             problems.append(f"{os.path.join(src, folder)}: a source folder that is not a layer; add a row to SDX_LAYERS")
     for layer, deps in sorted(table.items()):
-        root = os.path.join(src, layer)
-        for dirpath, _, files in os.walk(root):
-            for name in sorted(files):
-                if not name.endswith(SOURCE_EXTS):
+        for path in source_files(os.path.join(src, layer)):
+            for lineno, included in includes(path):
+                target = included.split("/", 1)[0]
+                if target not in table or target == layer or target in deps:
                     continue
-                path = os.path.join(dirpath, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    for lineno, line in enumerate(f, 1):
-                        m = INCLUDE.match(line)
-                        if not m:
-                            continue
-                        target = m.group(1).split("/", 1)[0]
-                        if "/" not in m.group(1) or target not in table or target == layer or target in deps:
-                            continue
-                        allowed = ", ".join(sorted(deps)) or "nothing"
-                        problems.append(f"{path}:{lineno}: {layer} may not include {m.group(1)} "
-                                        f"({layer} depends on {allowed})")
+                allowed = ", ".join(sorted(deps)) or "nothing"
+                problems.append(f"{path}:{lineno}: {layer} may not include {included} "
+                                f"({layer} depends on {allowed})")
     return problems
 
 
 def check_public(root: str, table: dict[str, set[str]]) -> list[str]:
     problems = []
-    for dirpath, _, files in os.walk(root):
-        for name in sorted(files):
-            if not name.endswith(SOURCE_EXTS):
-                continue
-            path = os.path.join(dirpath, name)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for lineno, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if m and "/" in m.group(1) and m.group(1).split("/", 1)[0] in table:
-                        problems.append(f"{path}:{lineno}: a public header may not include {m.group(1)} "
-                                        f"(include/ must not reach into src/)")
+    for path in source_files(root):
+        for lineno, included in includes(path):
+            if included.split("/", 1)[0] in table:
+                problems.append(f"{path}:{lineno}: a public header may not include {included} "
+                                f"(include/ must not reach into src/)")
     return problems
 
 
