@@ -15,12 +15,6 @@
 namespace sdx::api {
 namespace {
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace
 
 bundle::PlanRecord plan_record(const runtime::PlanEntry& e) { return plan_record(*e.plan, e.signature, e.shapes); }

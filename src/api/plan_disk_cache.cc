@@ -41,12 +41,6 @@ void diag(const char* event, F&& detail) {
   obs::Diagnostics::global().record_lazy(DiagCategory::kCache, DiagLevel::kSummary, event, std::forward<F>(detail));
 }
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // The options that change what the cache would hold: the optimizer's (the graph) and the execution mode.
 // Threads, budgets and logging do not (packed weights of another thread count miss and are packed again).
 std::string options_fingerprint(const runtime::SessionOptions& o) {

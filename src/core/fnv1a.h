@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace sdx {
@@ -18,6 +20,13 @@ inline uint64_t fnv1a64(std::string_view data, uint64_t h = kFnv1aOffset) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+// 16 lowercase hex digits: how cache keys and digests are written in file names and manifests.
+inline std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 }  // namespace sdx

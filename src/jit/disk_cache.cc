@@ -22,12 +22,6 @@ namespace {
 
 constexpr size_t kMaxManifestBytes = 4096;
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // The home folder of the effective user (the one that owns what the cache writes) in the
 // password database; "" when it has none.
 std::string passwd_home() {

@@ -34,9 +34,7 @@ namespace sdx::cpu {
 inline std::string packed_weights_key(const std::string& prefix, const char* what, int64_t piece,
                                       const dnnl::memory::desc& md) {
   const uint64_t h = fnv1a64(std::string_view(reinterpret_cast<const char*>(&md.data), sizeof md.data));
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return prefix + "|" + what + "|" + std::to_string(piece) + "|" + hex;
+  return prefix + "|" + what + "|" + std::to_string(piece) + "|" + hex64(h);
 }
 
 // The CPU engine (one per process; oneDNN engines are thread-safe).
