@@ -9,13 +9,10 @@
 #if SDX_WITH_OPENBLAS
 #include <cblas.h>
 #endif
-#if SDX_WITH_ONEDNN
-#include <oneapi/dnnl/dnnl.h>
-#endif
 
 #include "backend/cpu/gemv/dot_rows.h"
+#include "backend/cpu/gemm/tiled_sgemm.h"
 #include "backend/cpu/gemv/small_m_gemm.h"
-#include "backend/cpu/onednn.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/thread_pool.h"
 
@@ -162,14 +159,13 @@ void gemm_alloc(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T a
 
 int64_t gemm_workspace_size(int64_t N, int64_t K) { return packed_b_size(N, K) + packed_a_size(K); }
 
-#if SDX_WITH_OPENBLAS
 namespace {
+#if SDX_WITH_OPENBLAS
 // OpenBLAS's sgemm (row-major through CBLAS; with beta == 0, C is not read). It takes its buffers from
-// a pool allocated once, so a bound call stays free of per-call heap allocations. Degenerate shapes keep
-// the reference path's exact semantics.
+// a pool allocated once, so a bound call stays free of per-call heap allocations.
 //
-// OpenBLAS runs single-threaded: the session's intra-op pool splits the call instead (over rows of C when
-// M is the larger side, else over column blocks of 16), so its threads never compete with ours.
+// OpenBLAS runs single-threaded: the session's intra-op pool splits the call instead (split_sgemm below),
+// so its threads never compete with ours.
 // Rounding and the thread count: OpenBLAS picks its kernel by the size of each call (Debian's 0.3.21: a
 // small-matrix kernel summing all of K in one chain below about 10^6 multiply-adds, K in blocks above), so
 // a piece of a split call may round differently from the whole call. The same thread count always gives
@@ -180,34 +176,10 @@ const bool kBlasSingleThreaded = [] {
   return true;
 }();
 
-bool blas_core_matches_cpu();
-
-void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                 int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-#if SDX_WITH_ONEDNN
-  // OpenBLAS on a pre-AVX2 core (below): oneDNN's sgemm (its JIT kernels for this CPU), single-threaded
-  // inside the pool's chunk like every oneDNN call in sdx. It stands in for the BLAS library, so it does
-  // not follow SDX_NO_ONEDNN (which routes the Conv, pooling and MatMul kernels): gemm gives the same bits
-  // with that switch on or off.
-  if (!blas_core_matches_cpu() && onednn_built()) {
-    OneDnnSingleThread one;
-    if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) ==
-        dnnl_success)
-      return;
-  }
-#endif
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
-}
-
 // OpenBLAS picks its kernels by CPU model when it loads. On a model it does not know (a hypervisor's
 // generic "Intel(R) Xeon(R) Processor" with AVX-512 was seen) Debian's 0.3.21 falls back to its
-// Prescott (SSE3) kernels, which round small and large calls in different orders. When OpenBLAS runs
-// such a pre-AVX2 core on a CPU where sdx's kernels use AVX2 or AVX-512, the same split calls go to
-// oneDNN's sgemm instead (sgemm_block above), or, without oneDNN, to sdx's own blocked kernel, which is
-// slower than both for large products (a BERT-style encoder at seq 128: 11.8 ms on the blocked kernel,
-// 9.7 ms on Prescott OpenBLAS, one thread). Read once per process; OPENBLAS_CORETYPE, read by OpenBLAS
+// Prescott (SSE3) kernels, which round small and large calls in different orders and are slower than
+// sdx's tiled kernel (gemm/tiled_sgemm.h). Read once per process; OPENBLAS_CORETYPE, read by OpenBLAS
 // itself, names a core explicitly.
 bool blas_core_matches_cpu() {
   static const bool matches = [] {
@@ -222,12 +194,43 @@ bool blas_core_matches_cpu() {
   }();
   return matches;
 }
+#endif
 
-bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
-  if (!blas_core_matches_cpu() && !onednn_built()) return false;
+// Whether float GEMM blocks go to sdx's tiled kernel: on a CPU with AVX2 or AVX-512 when sdx is built
+// without OpenBLAS, or when OpenBLAS runs an older core's kernels than this CPU's (above). Its
+// results do not depend on how the pool splits C; it needs no JIT step, where oneDNN's sgemm (the
+// previous stand-in) spent 30-65 ms generating kernels in a process's first call.
+bool tiled_blocks() {
+#if SDX_WITH_OPENBLAS
+  if (blas_core_matches_cpu()) return false;
+#endif
+  return tiled_sgemm_available();
+}
+
+void sgemm_block(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                 int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (tiled_blocks()) {
+    tiled_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#if SDX_WITH_OPENBLAS
   (void)kBlasSingleThreaded;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+#endif
+}
+
+// A float GEMM on OpenBLAS or the tiled kernel, split over the session's pool by rows of C when M is the
+// larger side, else by column blocks (the tiled kernel's strip width, 16 for OpenBLAS). False where
+// neither runs it: the reference kernel's shapes (degenerate ones keep its exact semantics) or no library.
+bool split_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                 int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0 || K <= 0 || alpha == 0.f) return false;
+  const bool tiled = tiled_blocks();
+#if !SDX_WITH_OPENBLAS
+  if (!tiled) return false;
+#endif
   // At least ~256 K multiply-adds per chunk, or the split costs more than it saves.
   constexpr int64_t kMinWork = int64_t{1} << 18;
   const int64_t threads = current_num_threads();
@@ -241,10 +244,10 @@ bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
       sgemm_block(trans_a, trans_b, m1 - m0, N, K, alpha, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
     });
   } else {
-    constexpr int64_t kCols = 16;
-    const int64_t blocks = (N + kCols - 1) / kCols;
-    parallel_for(blocks, std::max<int64_t>(1, kMinWork / (M * K * kCols)), [&](int64_t b0, int64_t b1) {
-      const int64_t n0 = b0 * kCols, n1 = std::min(N, b1 * kCols);
+    const int64_t cols = tiled ? tiled_sgemm_strip() : 16;
+    const int64_t blocks = (N + cols - 1) / cols;
+    parallel_for(blocks, std::max<int64_t>(1, kMinWork / (M * K * cols)), [&](int64_t b0, int64_t b1) {
+      const int64_t n0 = b0 * cols, n1 = std::min(N, b1 * cols);
       const float* b = trans_b ? B + n0 * ldb : B + n0;
       sgemm_block(trans_a, trans_b, M, n1 - n0, K, alpha, A, lda, b, ldb, beta, C + n0, ldc);
     });
@@ -252,7 +255,6 @@ bool blas_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
   return true;
 }
 }  // namespace
-#endif
 
 namespace {
 // A few rows times a row-major B (a GEMV at M = 1): the small-M kernel streams B once, split over the
@@ -287,9 +289,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   if (narrow_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-#if SDX_WITH_OPENBLAS
-  if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-#endif
+  if (split_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   gemm_alloc<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -302,9 +302,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, float* workspace) {
   if (small_m_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   if (narrow_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-#if SDX_WITH_OPENBLAS
-  if (blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-#endif
+  if (split_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   gemm_impl<float>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, workspace);
 }
 

@@ -13,10 +13,12 @@
 // with N < 8 and contiguous op(B) columns (trans_b, or N == 1 with ldb == 1) computes each element as
 // one dot product (gemv/dot_rows.h), at any M.
 //
-// The routine is cache-blocked (panels of op(B) are packed so the inner loop is
-// a contiguous, vectorizable axpy) and single-threaded; it is reentrant and
-// thread-safe (no global state). Heavy ops move to oneDNN/OpenBLAS later; the
-// signature is meant to survive that switch.
+// Other float32 products go to OpenBLAS when it runs kernels for this CPU, else (no OpenBLAS, or an
+// OpenBLAS that fell back to an older core's kernels) to sdx's register-tiled kernel on CPUs with AVX2 or
+// AVX-512 (gemm/tiled_sgemm.h), split over the session's pool by rows or columns of C. What remains
+// (float64, CPUs without AVX2) runs the cache-blocked reference kernel here: panels of op(B) are packed
+// so the inner loop is a contiguous, vectorizable axpy; it is single-threaded, reentrant and
+// thread-safe.
 #pragma once
 
 #include <cstdint>
