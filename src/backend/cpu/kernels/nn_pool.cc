@@ -275,10 +275,27 @@ class GlobalPoolKernel final : public backend::Kernel {
   Status run(backend::KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 2) return invalid_argument("input must have rank >= 2, got " + x.shape().to_string());
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), out_shape(x)), "");
+    return compute(x, y);
+  }
+
+  // The same computation bound to the frozen input and output (no allocation, no shape work per call).
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    if (!ctx.has_input(0) || ctx.input(0).rank() < 2) return no_bound_form();
+    const Tensor& x = ctx.input(0);
+    if (!output_matches(ctx, 0, x.dtype(), out_shape(x))) return no_bound_form();
+    return backend::bind_call([this, x, y = ctx.output(0)] { return compute(x, y); });
+  }
+
+ private:
+  static Shape out_shape(const Tensor& x) {
     std::vector<int64_t> out_dims(static_cast<size_t>(x.rank()), 1);
     out_dims[0] = x.shape()[0];
     out_dims[1] = x.shape()[1];
-    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), Shape(out_dims)), "");
+    return Shape(out_dims);
+  }
+
+  Status compute(const Tensor& x, const Tensor& y) const {
     const int64_t planes = x.shape()[0] * x.shape()[1];
     const int64_t is = x.shape().size_between(2, x.rank());
     return dispatch<float, double, Float16, BFloat16, int8_t, uint8_t>(
@@ -313,7 +330,6 @@ class GlobalPoolKernel final : public backend::Kernel {
         "global pool");
   }
 
- private:
   PoolKind kind_;
   double p_ = 2;
 };
