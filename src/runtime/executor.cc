@@ -192,10 +192,18 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
     if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
     return Status::ok();
   }
+  install(ctx, e, std::move(h), outputs, false);
+  *fallback = "capturing";
+  return Status::ok();
+}
+
+void Executor::install(Context& ctx, PlanEntry& e, std::unique_ptr<ReplayHandle> h, const std::vector<int>& outputs,
+                       bool bound_only) const {
   diag(DiagCategory::kCapture, DiagLevel::kSummary, "CAPTURED", [&] {
     return std::to_string(h->count(NodePhase::kCaptured)) + " captured steps (" + std::to_string(h->num_bound()) +
-           " bound calls), " + std::to_string(h->count(NodePhase::kGap)) + " gap, " +
-           std::to_string(h->count(NodePhase::kSlotBySlot)) + " slot by slot";
+           " bound calls" + (bound_only ? ", bound without a run: this call replays" : "") + "), " +
+           std::to_string(h->count(NodePhase::kGap)) + " gap, " + std::to_string(h->count(NodePhase::kSlotBySlot)) +
+           " slot by slot";
   });
   if (h->count(NodePhase::kGap) > 0)
     diag(DiagCategory::kGaps, DiagLevel::kSummary, "GAP_STEPS", [&] {
@@ -206,8 +214,27 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
   ctx.outputs_.clear();
   for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
   ctx.outputs_owner_ = &e;
-  *fallback = "capturing";
   if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
+}
+
+Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args,
+                               const std::vector<int>& outputs) const {
+  if (e.no_replay_reason) return Status::ok();
+  std::vector<const ir::Value*> output_values;
+  for (int o : outputs) output_values.push_back(c_.graph->outputs()[static_cast<size_t>(o)]);
+  const ir::Node* must_run = nullptr;
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<ReplayHandle> h,
+                       ReplayHandle::capture(*c_.graph_executor, e, *c_.input_values, args, output_values,
+                                             ctx.variables_, /*bind_only=*/true, &must_run),
+                       "binding a recorded plan");
+  if (h) {
+    install(ctx, e, std::move(h), outputs, true);
+  } else if (must_run) {
+    diag(DiagCategory::kCapture, DiagLevel::kSummary, "CAPTURE_NEEDS_RUN", [&] {
+      return must_run->describe() + " has no bound form, so the recorded plan is captured by running this call "
+                                    "(the next one replays)";
+    });
+  }
   return Status::ok();
 }
 
@@ -258,7 +285,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
   if (e.phase == PlanPhase::kWarmup && !e.shapes.empty()) {
     if (e.calls == 0)
       diag(DiagCategory::kCache, DiagLevel::kSummary, "PLAN_FROM_BUNDLE", [&] {
-        return "warmup record of this signature from the bundle: frozen and captured on the first call (" +
+        return "warmup record of this signature from the bundle: frozen and bound on the first call, which replays (" +
                describe(args) + ")";
       });
     else
@@ -268,6 +295,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
       });
     e.passivated.store(false, std::memory_order_relaxed);
     SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+    SDX_RETURN_IF_ERROR(bind_recorded(ctx, e, args, outputs), "");
   }
   const char* fallback = nullptr;
   bool replayed = false;

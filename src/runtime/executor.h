@@ -89,6 +89,12 @@ class Executor {
                       const char** fallback) const;
   Status replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      const char** fallback, bool* replayed) const;
+  // A plan frozen from a record (bundle, disk plan cache): binds every step without running one, so this
+  // call replays (SHAPES_FROZEN -> CAPTURED). Leaves e frozen when a step must run to be captured.
+  Status bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs) const;
+  // Makes h e's replay handle (CAPTURED), with its diagnostics; bound_only: no step ran.
+  void install(Context& ctx, PlanEntry& e, std::unique_ptr<ReplayHandle> h, const std::vector<int>& outputs,
+               bool bound_only) const;
   // Allocates the layout's blocks from the pool and places every frozen tensor of e.
   Status place_memory(Context& ctx, PlanEntry& e) const;
   void build_jit_plan(Context& ctx, PlanEntry& e) const;

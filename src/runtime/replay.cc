@@ -67,10 +67,12 @@ struct ReplayCapturer {
   Frame& f;
   std::vector<bool> pinned, constant;
   std::unordered_set<const Buffer*> pinned_buffers;
+  const bool bind_only;       // execute nothing (see ReplayHandle::capture)
+  const ir::Node* needs_run = nullptr;  // bind_only met this step, which must execute to be captured
 
-  ReplayCapturer(const GraphExecutor& x, PlanEntry& e)
+  ReplayCapturer(const GraphExecutor& x, PlanEntry& e, bool bind_only_)
       : exec(x), entry(e), plan(*e.plan), g(plan.graph()), h(new ReplayHandle(x, plan)), f(h->frame_),
-        pinned(g.values().size(), false), constant(g.values().size(), false) {
+        pinned(g.values().size(), false), constant(g.values().size(), false), bind_only(bind_only_) {
     f.planned = &entry.planned;
   }
 
@@ -136,7 +138,7 @@ struct ReplayCapturer {
   Status run_bound(const plan::Step& st, std::unique_ptr<backend::BoundKernel> bound, ReplayHandle::Op& op,
                    const std::vector<const ir::Value*>& input_values, const std::vector<const ir::Value*>& output_values) {
     const ir::Node& node = *st.node;
-    SDX_RETURN_IF_ERROR(bound->run(), node.describe());
+    if (!bind_only) SDX_RETURN_IF_ERROR(bound->run(), node.describe());
     for (int o = 0; o < node.num_outputs(); ++o) {
       const ir::Value* v = node.output(o);
       if (!v) continue;
@@ -201,6 +203,17 @@ struct ReplayCapturer {
     if (op.release_begin != op.release_end) op.elided = false;
   }
 
+  // A view of pinned memory whose other inputs are constants: running it reads no element data, so
+  // bind_only may run it (it becomes an elided step).
+  bool constant_view(const plan::Step& st, const backend::Kernel& k, NodePhase phase) const {
+    if (phase != NodePhase::kCaptured || !k.is_view() || st.node->num_inputs() < 1 || !st.node->input(0)) return false;
+    for (int i = 1; i < st.node->num_inputs(); ++i) {
+      const ir::Value* v = st.node->input(i);
+      if (v && (v->owner() != &g || !constant[static_cast<size_t>(v->index())])) return false;
+    }
+    return true;
+  }
+
   // One step, executing this call while binding it.
   Status step(int s, const std::vector<const ir::Value*>& input_values, const std::vector<const ir::Value*>& output_values) {
     const plan::Step& st = plan.steps()[static_cast<size_t>(s)];
@@ -219,10 +232,15 @@ struct ReplayCapturer {
       if (!r.is_ok()) return r.status().with_context("capturing " + node.describe());
       bound = std::move(r).value();
     }
-    if (bound)
+    if (bound) {
       SDX_RETURN_IF_ERROR(run_bound(st, std::move(bound), op, input_values, output_values), "");
-    else
+    } else {
+      if (bind_only && !constant_view(st, *k, phase)) {
+        needs_run = &node;
+        return Status::ok();
+      }
       SDX_RETURN_IF_ERROR(run_eager(s, *k, op, &phase), "");
+    }
     op.profile = profile_step(node, f);
     release_after(s, op);
     h->ops_.push_back(op);
@@ -235,12 +253,17 @@ Result<std::unique_ptr<ReplayHandle>> ReplayHandle::capture(const GraphExecutor&
                                                             const std::vector<const ir::Value*>& input_values,
                                                             const TensorArg* args,
                                                             const std::vector<const ir::Value*>& output_values,
-                                                            const std::vector<std::pair<int, Tensor>>& variables) {
-  ReplayCapturer c(exec, entry);
+                                                            const std::vector<std::pair<int, Tensor>>& variables,
+                                                            bool bind_only, const ir::Node** must_run) {
+  ReplayCapturer c(exec, entry, bind_only);
   c.seed(variables);
   if (!c.bind_inputs(input_values, args)) return std::unique_ptr<ReplayHandle>();
-  for (size_t s = 0; s < c.plan.steps().size(); ++s)
+  for (size_t s = 0; s < c.plan.steps().size() && !c.needs_run; ++s)
     SDX_RETURN_IF_ERROR(c.step(static_cast<int>(s), input_values, output_values), "");
+  if (c.needs_run) {
+    if (must_run) *must_run = c.needs_run;
+    return std::unique_ptr<ReplayHandle>();
+  }
   std::unique_ptr<ReplayHandle> h = std::move(c.h);
   for (const ir::Value* v : output_values) {
     h->output_values_.push_back(v->index());

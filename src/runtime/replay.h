@@ -52,11 +52,19 @@ class ReplayHandle {
   // input_values[i]; output_values are the requested outputs; `variables` override
   // initializers (value index -> tensor). Returns null, with entry.no_replay_reason set,
   // when the plan cannot be captured.
+  //
+  // bind_only: binds every step without executing any (the inputs are copied in; the caller then
+  // replays this call). Used for a plan frozen from a record (a bundle or the disk plan cache), whose
+  // shapes are known before any run. Possible when each step binds to a BoundKernel or is a view shaped
+  // by constants; otherwise returns null with entry.no_replay_reason unset and *must_run (if given) set to
+  // the first step that needs a run, and the caller captures by executing instead.
   static Result<std::unique_ptr<ReplayHandle>> capture(const GraphExecutor& exec, PlanEntry& entry,
                                                        const std::vector<const ir::Value*>& input_values,
                                                        const TensorArg* args,
                                                        const std::vector<const ir::Value*>& output_values,
-                                                       const std::vector<std::pair<int, Tensor>>& variables);
+                                                       const std::vector<std::pair<int, Tensor>>& variables,
+                                                       bool bind_only = false,
+                                                       const ir::Node** must_run = nullptr);
 
   // Runs the call. *diverged is set (and an OK status returned) when the captured bindings
   // no longer hold for these input values; outputs are then not valid.
