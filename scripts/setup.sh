@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ONNX_VERSION=1.23.2
-APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libssl-dev libxxhash-dev"
+APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev"
 PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10"
 
 log() { echo "[sdx setup] $*" >&2; }

@@ -1,5 +1,5 @@
 // FNV-1a, 64 bits: the cache and bundle key hash (the DSP design's disk cache). Not for security: files
-// that are loaded as code are checked with SHA-256 (core/sha256.h).
+// that are loaded as code are checked with XXH3-128 (core/xxh3_digest.h).
 //
 //   uint64_t h = fnv1a64(model_bytes);
 //   h = fnv1a64(options_text, h);   // chained

@@ -18,7 +18,7 @@ bool lower_hex(const std::string& s, size_t n) {
 
 std::string CacheManifest::to_text() const {
   return "sdx-jit-manifest " + std::to_string(kCacheManifestVersion) + "\nkey " + key + "\nsize " +
-         std::to_string(static_cast<long long>(size)) + "\nsha256 " + sha256 + "\n";
+         std::to_string(static_cast<long long>(size)) + "\nxxh3_128 " + digest + "\n";
 }
 
 Result<CacheManifest> CacheManifest::parse(const std::string& text) {
@@ -35,14 +35,14 @@ Result<CacheManifest> CacheManifest::parse(const std::string& text) {
   CacheManifest m;
   m.key = field(1, "key");
   const std::string size = field(2, "size");
-  m.sha256 = field(3, "sha256");
+  m.digest = field(3, "xxh3_128");
   if (!lower_hex(m.key, 16)) return data_loss("manifest with a malformed key");
   bool digits = !size.empty() && size.size() <= 18;
   for (char c : size) digits = digits && c >= '0' && c <= '9';
   const long long n = digits ? std::strtoll(size.c_str(), nullptr, 10) : 0;
   if (n <= 0) return data_loss("manifest with a malformed size");
   m.size = n;
-  if (!lower_hex(m.sha256, 64)) return data_loss("manifest with a malformed sha256");
+  if (!lower_hex(m.digest, 32)) return data_loss("manifest with a malformed xxh3_128 digest");
   return m;
 }
 

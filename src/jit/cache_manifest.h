@@ -5,12 +5,12 @@
 // loaded; the engine deletes the entry and compiles it again.
 //
 // The text form (parse() accepts exactly this, in this order):
-//   sdx-jit-manifest 1
+//   sdx-jit-manifest 2
 //   key <the cache key, 16 hex digits>
 //   size <library bytes>
-//   sha256 <64 lowercase hex digits of the library's SHA-256>
+//   xxh3_128 <32 lowercase hex digits of the library's XXH3-128 (core/xxh3_digest.h)>
 //
-//   CacheManifest m{key, file.size(), file.sha256()};
+//   CacheManifest m{key, file.size(), file.digest()};
 //   cache.write_file(cache.manifest_path(key), m.to_text());
 //   SDX_ASSIGN_OR_RETURN(CacheManifest read, CacheManifest::parse(text), "");
 #pragma once
@@ -22,12 +22,13 @@
 
 namespace sdx::jit {
 
-inline constexpr int kCacheManifestVersion = 1;
+// 2: the digest is XXH3-128 (1 was SHA-256; such manifests are refused, their kernels compiled again).
+inline constexpr int kCacheManifestVersion = 2;
 
 struct CacheManifest {
   std::string key;
   int64_t size = 0;
-  std::string sha256;
+  std::string digest;  // 32 lowercase hex digits of the library's XXH3-128
 
   std::string to_text() const;
   // data_loss (with what is wrong) for anything but the exact form above.

@@ -127,8 +127,8 @@ Result<std::shared_ptr<JitLibrary>> DiskCache::load(const std::string& key, int6
   } else if (file.value().size() != m.value().size) {
     why = "it has " + std::to_string(static_cast<long long>(file.value().size())) + " bytes, its manifest says " +
           std::to_string(static_cast<long long>(m.value().size));
-  } else if (file.value().sha256() != m.value().sha256) {
-    why = "its SHA-256 differs from its manifest's";
+  } else if (file.value().digest() != m.value().digest) {
+    why = "its XXH3-128 digest differs from its manifest's";
   } else {
     return JitLibrary::load(std::move(file).value(), expected_numel);
   }
@@ -146,7 +146,7 @@ Result<std::shared_ptr<JitLibrary>> DiskCache::publish_library(const std::string
   const std::string so = library_path(key);
   SDX_RETURN_IF_ERROR(publish(tmp, so), "publishing kernel " + key);
   file.value().set_path(so);  // the descriptor follows the rename: it is the file now named `so`
-  const CacheManifest manifest{key, file.value().size(), file.value().sha256()};
+  const CacheManifest manifest{key, file.value().size(), file.value().digest()};
   // Best effort: without its manifest the entry is rebuilt by the next process that wants it.
   (void)write_file(manifest_path(key), manifest.to_text());
   return JitLibrary::load(std::move(file).value(), expected_numel);

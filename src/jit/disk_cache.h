@@ -1,7 +1,7 @@
 // DiskCache: compiled JIT kernels on disk, shared by every process of the user.
 //
 //   <root>/v1/<key>.so          a compiled segment (<key>.cc next to it: its source)
-//   <root>/v1/<key>.manifest    its CacheManifest (format version, key, size, SHA-256)
+//   <root>/v1/<key>.manifest    its CacheManifest (format version, key, size, XXH3-128)
 //   <root>/v1/compilers/<h>.txt the version line of a compiler, by its fingerprint (compiler.h),
 //                               so a process with a warm cache never runs the compiler at all
 //
@@ -18,7 +18,7 @@
 //    user could write or swap (the rule is in jit/cache_permissions.h); the JIT then fuses
 //    nothing and says why;
 //  - load() hands a library to the loader only after checking it against its manifest (size and
-//    SHA-256 of the bytes read through the descriptor that is then loaded, jit/verified_file.h);
+//    XXH3-128 of the bytes read through the descriptor that is then loaded, jit/verified_file.h);
 //    a truncated, altered, replaced or manifest-less entry is deleted (data_loss) and the caller
 //    compiles it again.
 // Every file is written under a unique temporary name in the same folder (mode 0600, O_EXCL) and

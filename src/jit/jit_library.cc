@@ -54,7 +54,7 @@ Result<std::shared_ptr<JitLibrary>> JitLibrary::load(VerifiedFile file, int64_t 
     if (it == reg.by_file.end()) break;
     lib = it->second.library.lock();
     if (lib) {
-      if (lib->sha256_ != file.sha256())
+      if (lib->digest_ != file.digest())
         return failed_precondition("'" + file.path() + "' changed on disk while this process had it loaded");
       if (!lib->numel_ || *lib->numel_ != expected_numel)
         return failed_precondition("'" + file.path() + "' was generated for another shape");
@@ -68,7 +68,7 @@ Result<std::shared_ptr<JitLibrary>> JitLibrary::load(VerifiedFile file, int64_t 
   }
   lib.reset(new JitLibrary());
   lib->path_ = file.path();
-  lib->sha256_ = file.sha256();
+  lib->digest_ = file.digest();
   lib->dev_ = id.first;
   lib->ino_ = id.second;
   lib->fd_ = file.release();

@@ -17,7 +17,7 @@
 //    file identity and one already loaded is shared, not loaded twice.
 //
 //   SDX_ASSIGN_OR_RETURN(VerifiedFile f, VerifiedFile::open(path, kMaxLibraryBytes), "");
-//   // ... f.sha256() and f.size() compared with the manifest ...
+//   // ... f.digest() and f.size() compared with the manifest ...
 //   SDX_ASSIGN_OR_RETURN(std::shared_ptr<JitLibrary> lib, JitLibrary::load(std::move(f), ir.domain.numel()), "");
 //   lib->segment()(inputs, outputs, 0, n);
 #pragma once
@@ -46,7 +46,7 @@ class JitLibrary {
 
   SegmentFn segment() const { return fn_; }
   const std::string& path() const { return path_; }
-  const std::string& sha256() const { return sha256_; }
+  const std::string& digest() const { return digest_; }
 
  private:
   JitLibrary() = default;
@@ -54,7 +54,7 @@ class JitLibrary {
 
   void* handle_ = nullptr;
   SegmentFn fn_ = nullptr;
-  std::string path_, sha256_;
+  std::string path_, digest_;
   int fd_ = -1;               // the verified file; open while the loader may know it by proc_name_
   std::string proc_name_;     // "/proc/self/fd/<fd_>": the loader's name for this library
   bool named_ = false;        // the loader's object is ours, under proc_name_

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "core/sha256.h"
+#include "core/xxh3_digest.h"
 
 namespace sdx::jit {
 namespace {
@@ -90,15 +90,15 @@ Result<VerifiedFile> VerifiedFile::open(const std::string& path, int64_t max_byt
   f.size_ = static_cast<int64_t>(st.st_size);
   f.dev_ = st.st_dev;
   f.ino_ = st.st_ino;
-  Sha256 h;
+  Xxh3Digest h;
   SDX_RETURN_IF_ERROR(read_all(f.fd_, path, f.size_, [&](const char* p, size_t n) { h.update(p, n); }), "");
-  SDX_ASSIGN_OR_RETURN(f.sha256_, h.finish(), "'" + path + "'");
+  f.digest_ = h.finish();
   return f;
 }
 
 VerifiedFile::VerifiedFile(VerifiedFile&& other) noexcept
     : path_(std::move(other.path_)),
-      sha256_(std::move(other.sha256_)),
+      digest_(std::move(other.digest_)),
       fd_(std::exchange(other.fd_, -1)),
       size_(other.size_),
       dev_(other.dev_),
@@ -108,7 +108,7 @@ VerifiedFile& VerifiedFile::operator=(VerifiedFile&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     path_ = std::move(other.path_);
-    sha256_ = std::move(other.sha256_);
+    digest_ = std::move(other.digest_);
     fd_ = std::exchange(other.fd_, -1);
     size_ = other.size_;
     dev_ = other.dev_;

@@ -1,12 +1,12 @@
 // VerifiedFile: a file of the JIT disk cache, opened and checked the way a file we are about to
 // run code from must be. It is opened without following a symbolic link (O_NOFOLLOW, O_CLOEXEC);
 // then, on the open descriptor: a regular file, owned by the effective user, not writable by group
-// or others, at most max_bytes; its SHA-256 is computed from the bytes read through that same
+// or others, at most max_bytes; its XXH3-128 digest is computed from the bytes read through that same
 // descriptor. Loading through the descriptor (/proc/self/fd/N, jit/jit_library.h) makes the file
 // checked the file loaded: renaming another file over the path afterwards changes nothing.
 //
 //   SDX_ASSIGN_OR_RETURN(VerifiedFile f, VerifiedFile::open(path, kMaxLibraryBytes), "kernel k");
-//   if (f.sha256() != manifest.sha256) return data_loss("...");   // compared BEFORE any dlopen
+//   if (f.digest() != manifest.digest) return data_loss("...");   // compared BEFORE any dlopen
 //   SDX_ASSIGN_OR_RETURN(auto lib, JitLibrary::load(std::move(f), numel), "kernel k");
 #pragma once
 
@@ -37,7 +37,7 @@ class VerifiedFile {
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }
   int64_t size() const { return size_; }
-  const std::string& sha256() const { return sha256_; }  // 64 lowercase hex digits
+  const std::string& digest() const { return digest_; }  // 64 lowercase hex digits
   dev_t device() const { return dev_; }
   ino_t inode() const { return ino_; }
   // Hands the descriptor to the caller, who closes it from then on.
@@ -47,7 +47,7 @@ class VerifiedFile {
 
  private:
   VerifiedFile() = default;
-  std::string path_, sha256_;
+  std::string path_, digest_;
   int fd_ = -1;
   int64_t size_ = 0;
   dev_t dev_ = 0;

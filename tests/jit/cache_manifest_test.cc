@@ -7,16 +7,16 @@
 namespace sdx::jit {
 namespace {
 
-const std::string kSha(64, 'a');
+const std::string kSha(32, 'a');
 
 TEST(CacheManifest, RoundTrip) {
   const CacheManifest m{"0123456789abcdef", 16384, kSha};
-  EXPECT_EQ(m.to_text(), "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 16384\nsha256 " + kSha + "\n");
+  EXPECT_EQ(m.to_text(), "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize 16384\nxxh3_128 " + kSha + "\n");
   Result<CacheManifest> back = CacheManifest::parse(m.to_text());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(back.value().key, m.key);
   EXPECT_EQ(back.value().size, m.size);
-  EXPECT_EQ(back.value().sha256, m.sha256);
+  EXPECT_EQ(back.value().digest, m.digest);
 }
 
 TEST(CacheManifest, AnythingElseIsDataLoss) {
@@ -25,14 +25,14 @@ TEST(CacheManifest, AnythingElseIsDataLoss) {
            std::string(),
            good.substr(0, good.size() - 1),                                  // truncated (no final newline)
            good.substr(0, good.size() / 2),                                  // truncated
-           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize 10\nsha256 " + kSha + "\n",  // unknown format
-           "sdx-jit-manifest 1\nkey 0123456789ABCDEF\nsize 10\nsha256 " + kSha + "\n",  // not lowercase hex
-           "sdx-jit-manifest 1\nkey 0123\nsize 10\nsha256 " + kSha + "\n",
-           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize -10\nsha256 " + kSha + "\n",
-           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize  10\nsha256 " + kSha + "\n",
-           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 0\nsha256 " + kSha + "\n",
-           "sdx-jit-manifest 1\nkey 0123456789abcdef\nsize 10\nsha256 " + kSha.substr(1) + "\n",
-           "sdx-jit-manifest 1\nsize 10\nkey 0123456789abcdef\nsha256 " + kSha + "\n",  // out of order
+           "sdx-jit-manifest 3\nkey 0123456789abcdef\nsize 10\nxxh3_128 " + kSha + "\n",  // unknown format
+           "sdx-jit-manifest 2\nkey 0123456789ABCDEF\nsize 10\nxxh3_128 " + kSha + "\n",  // not lowercase hex
+           "sdx-jit-manifest 2\nkey 0123\nsize 10\nxxh3_128 " + kSha + "\n",
+           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize -10\nxxh3_128 " + kSha + "\n",
+           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize  10\nxxh3_128 " + kSha + "\n",
+           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize 0\nxxh3_128 " + kSha + "\n",
+           "sdx-jit-manifest 2\nkey 0123456789abcdef\nsize 10\nxxh3_128 " + kSha.substr(1) + "\n",
+           "sdx-jit-manifest 2\nsize 10\nkey 0123456789abcdef\nxxh3_128 " + kSha + "\n",  // out of order
            good + "extra 1\n",
        }) {
     Result<CacheManifest> m = CacheManifest::parse(bad);

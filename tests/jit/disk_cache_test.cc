@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "core/sha256.h"
+#include "core/xxh3_digest.h"
 #include "jit/process.h"
 #include "jit_test_util.h"
 
@@ -181,8 +181,8 @@ TEST_F(DiskCacheEntries, SoundEntryLoadsAndCarriesItsManifest) {
   publish();
   const std::string bytes = test::read_file(so());
   EXPECT_EQ(mode_of(so()), 0600u);
-  EXPECT_EQ(test::read_file(manifest()), "sdx-jit-manifest 1\nkey " + key_ + "\nsize " + std::to_string(bytes.size()) +
-                                             "\nsha256 " + Sha256::hex_digest(bytes).value() + "\n");
+  EXPECT_EQ(test::read_file(manifest()), "sdx-jit-manifest 2\nkey " + key_ + "\nsize " + std::to_string(bytes.size()) +
+                                             "\nxxh3_128 " + Xxh3Digest::hex_digest(bytes) + "\n");
   Result<std::shared_ptr<JitLibrary>> lib = cache_.load(key_, 4);
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
   float y[4] = {};
@@ -220,7 +220,7 @@ TEST_F(DiskCacheEntries, DamagedEntriesAreDeletedNeverLoaded) {
          const std::string b = test::read_file(planted_);
          unlink(so().c_str());
          ASSERT_EQ(symlink(planted_.c_str(), so().c_str()), 0);
-         test::write_file(manifest(), CacheManifest{key_, static_cast<int64_t>(b.size()), Sha256::hex_digest(b).value()}.to_text());
+         test::write_file(manifest(), CacheManifest{key_, static_cast<int64_t>(b.size()), Xxh3Digest::hex_digest(b)}.to_text());
        }},
       {"manifest missing", [&] { unlink(manifest().c_str()); }},
       {"manifest truncated", [&] { truncate(manifest().c_str(), 20); }},

@@ -13,7 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "core/sha256.h"
+#include "core/xxh3_digest.h"
 
 #include "jit/fused_kernel.h"
 #include "jit_test_util.h"
@@ -197,7 +197,7 @@ TEST(JitEngineCache, PlantedLibraryInAnotherUsersCacheIsNeverLoaded) {
   const std::string bytes = test::read_file(planted);
   test::write_file(paths.library_path(key), bytes);
   test::write_file(paths.manifest_path(key),
-                   CacheManifest{key, static_cast<int64_t>(bytes.size()), Sha256::hex_digest(bytes).value()}.to_text());
+                   CacheManifest{key, static_cast<int64_t>(bytes.size()), Xxh3Digest::hex_digest(bytes)}.to_text());
   for (const std::string& owned : {cache, cache + "/v1"}) {
     ASSERT_EQ(std::system(("chown -R " + std::to_string(test::other_uid()) + " '" + owned + "'").c_str()), 0);
     JitEngine jit(options_for(cache, ""));

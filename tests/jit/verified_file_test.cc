@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/sha256.h"
+#include "core/xxh3_digest.h"
 #include "jit_test_util.h"
 
 namespace sdx::jit {
@@ -21,7 +21,7 @@ TEST(VerifiedFile, HashesTheBytesReadThroughItsDescriptor) {
   Result<VerifiedFile> f = VerifiedFile::open(path, 1 << 20);
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   EXPECT_EQ(f.value().size(), 200000);
-  EXPECT_EQ(f.value().sha256(), Sha256::hex_digest(bytes).value());
+  EXPECT_EQ(f.value().digest(), Xxh3Digest::hex_digest(bytes));
   EXPECT_GE(f.value().fd(), 0);
   // The descriptor is the file that was checked, whatever is renamed over the path later.
   test::write_file(tmp.path() + "/other", "other");

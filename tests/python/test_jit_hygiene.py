@@ -2,8 +2,9 @@
 loaded (no signal, correct outputs), a library planted in a cache folder another user could write is
 never loaded (the JIT stays off and says why), a user without a home folder gets a private cache, and
 sessions destroyed in the middle of their compiles leave no compiler process and no temporary file."""
+import ctypes
+import ctypes.util
 import gc
-import hashlib
 import json
 import os
 import shutil
@@ -19,6 +20,19 @@ import sdx
 from models import elementwise_chain
 
 OTHER_UID = 65534 if os.geteuid() != 65534 else 65533  # "another user" (nobody) for the folders the tests chown
+
+
+def _xxh3_128(data: bytes) -> str:
+    """XXH3-128 in canonical hex, the JIT manifest's digest, from the system's xxHash library (libsdx links it)."""
+    lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+
+    class Hash(ctypes.Structure):
+        _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
+
+    lib.XXH3_128bits.restype = Hash
+    lib.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    h = lib.XXH3_128bits(data, len(data))
+    return f"{h.high64:016x}{h.low64:016x}"
 
 
 def _compiler():
@@ -135,7 +149,7 @@ def test_damaged_cache_files_are_rebuilt_and_never_loaded(tmp_path):
     first, _ = _run(path, cache)
     assert first["fused"] == 1 and first["stats"]["compiled"] == 1 and first["y"] == want
     so, manifest = _entry(cache)
-    assert manifest.read_text().startswith("sdx-jit-manifest 1\n")
+    assert manifest.read_text().startswith("sdx-jit-manifest 2\n")
 
     def replace_everything():
         for f in (cache / "v1").iterdir():
@@ -198,7 +212,7 @@ def test_planted_library_in_another_users_cache_is_never_loaded(tmp_path):
     data = _planted_library(tmp_path, marker).read_bytes()
     so.write_bytes(data)
     key = so.stem
-    manifest.write_text(f"sdx-jit-manifest 1\nkey {key}\nsize {len(data)}\nsha256 {hashlib.sha256(data).hexdigest()}\n")
+    manifest.write_text(f"sdx-jit-manifest 2\nkey {key}\nsize {len(data)}\nxxh3_128 {_xxh3_128(data)}\n")
     for root, dirs, files in os.walk(cache):
         for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
             os.lchown(name, OTHER_UID, OTHER_UID)
