@@ -168,8 +168,7 @@ std::shared_ptr<PlanDiskCache> PlanDiskCache::open(const runtime::SessionOptions
 }
 
 std::string PlanDiskCache::key(std::string_view model_bytes, const runtime::SessionOptions& options) {
-  const XXH128_hash_t d = XXH3_128bits(model_bytes.data(), model_bytes.size());
-  const std::string text = "model=" + hex64(d.high64) + hex64(d.low64) + ";" + options_fingerprint(options) +
+  const std::string text = "model=" + hex64(XXH64(model_bytes.data(), model_bytes.size(), 0)) + ";" + options_fingerprint(options) +
                            ";sdx=" + version() + ";isa=" + cpu::simd::isa_name(cpu::simd::detected_isa()) +
                            ";bundle=" + std::to_string(bundle::kBundleFormatVersion);
   return hex64(fnv1a64(text));

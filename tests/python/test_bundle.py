@@ -19,20 +19,20 @@ def _feeds(sess, seed=0):
     return feeds
 
 
-def _xxh3(data: bytes) -> int:
-    """XXH3-64, the bundle checksum, from the system's xxHash library (libsdx links the same one)."""
+def _xxh64(data: bytes) -> int:
+    """XXH64 (seed 0), the bundle checksum, from the system's xxHash library (libsdx links the same one)."""
     import ctypes
     import ctypes.util
 
     lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
-    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    lib.XXH3_64bits.restype = ctypes.c_uint64
-    return lib.XXH3_64bits(data, len(data))
+    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+    lib.XXH64.restype = ctypes.c_uint64
+    return lib.XXH64(data, len(data), 0)
 
 
 def _reseal(body: bytes) -> bytes:
     """A bundle body (everything before the trailer) with a valid checksum and end marker."""
-    return body + struct.pack("<Q", _xxh3(body)) + b"SDXBEND!"
+    return body + struct.pack("<Q", _xxh64(body)) + b"SDXBEND!"
 
 
 MODELS = {
@@ -136,8 +136,12 @@ def test_flipped_bytes_are_refused(bundle):
 def test_another_format_version_and_another_sdx_are_refused(bundle):
     body = bytearray(bundle[:-16])
     body[8:12] = struct.pack("<I", 1)  # the first format (no weights or packed sections)
-    with pytest.raises(sdx.FailedPrecondition, match="format version 1.*reads version 2"):
+    with pytest.raises(sdx.FailedPrecondition, match="format version 1.*reads version 3"):
         sdx.InferenceSession(_reseal(bytes(body)))
+    # A version-2 file (XXH3 checksum) is named by its version, not reported as damaged.
+    body[8:12] = struct.pack("<I", 2)
+    with pytest.raises(sdx.FailedPrecondition, match="format version 2.*reads version 3"):
+        sdx.InferenceSession(bytes(body) + bundle[-16:])
     body = bundle[:-16].replace(b"sdx_version=" + sdx.__version__.encode(), b"sdx_version=9.9.9")
     with pytest.raises(sdx.FailedPrecondition, match="compiled by sdx 9.9.9"):
         sdx.InferenceSession(_reseal(body))

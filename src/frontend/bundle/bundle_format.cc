@@ -9,8 +9,8 @@ namespace {
 
 constexpr size_t kHeaderBytes = 16, kTrailerBytes = 16, kSectionHeaderBytes = 16;
 
-// XXH3-64 of the bytes before the trailer (xxHash: ~20 GB/s, so checking costs ~1% of the load).
-uint64_t checksum(const char* data, size_t n) { return XXH3_64bits(data, n); }
+// XXH64 of the bytes before the trailer (xxHash; 10.6 GB/s here, see kBundleFormatVersion).
+uint64_t checksum(const char* data, size_t n) { return XXH64(data, n, 0); }
 // Bounds that keep a hostile count from asking for absurd memory before the bytes run out.
 constexpr uint64_t kMaxRank = 64, kMaxNameBytes = 1 << 16;
 
@@ -267,15 +267,15 @@ Result<Bundle> read_bundle(std::string_view bytes) {
   const size_t body_end = bytes.size() - kTrailerBytes;
   if (std::memcmp(bytes.data() + body_end + 8, kEndMagic, 8) != 0)
     return data_loss("bundle is truncated or damaged: its last 8 bytes are not the end marker");
-  Cursor trailer(bytes, body_end, body_end + 8, "bundle trailer");
-  SDX_ASSIGN_OR_RETURN(uint64_t stored, trailer.u(8, "checksum"), "");
-  if (stored != checksum(bytes.data(), body_end))
-    return data_loss("bundle is damaged: its checksum does not match its contents");
   Cursor c(bytes, 8, body_end, "bundle");
   SDX_ASSIGN_OR_RETURN(uint32_t version, c.u32("format version"), "");
   if (version != kBundleFormatVersion)
     return failed_precondition("bundle format version " + std::to_string(version) + ": this sdx reads version " +
                                std::to_string(kBundleFormatVersion) + "; compile the model again with this sdx");
+  Cursor trailer(bytes, body_end, body_end + 8, "bundle trailer");
+  SDX_ASSIGN_OR_RETURN(uint64_t stored, trailer.u(8, "checksum"), "");
+  if (stored != checksum(bytes.data(), body_end))
+    return data_loss("bundle is damaged: its checksum does not match its contents");
   SDX_ASSIGN_OR_RETURN(uint32_t n, c.count("section count", kSectionHeaderBytes), "");
   Bundle b;
   std::map<uint32_t, bool> seen;
