@@ -123,6 +123,13 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
     if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
     plans.push_back(plan_record(*e));
   }
+  // The fused kernels of these plans compile in the background: wait for them, so that they are in the
+  // JIT disk cache when a process loads the bundle (a short-lived process would start the compiler
+  // itself and stop it when it exits, never keeping the kernel).
+  constexpr double kJitWaitSeconds = 600;
+  if (!s->wait_for_jit(kJitWaitSeconds) && s->options().log_level >= 1)
+    std::fprintf(stderr, "sdx: warning: compile: the JIT kernels were still compiling after %.0f s; the bundle is "
+                         "written without waiting for them (processes that load it compile them)\n", kJitWaitSeconds);
   return write_session_bundle(*s, std::move(plans), "fnv1a:" + hex64(fnv1a64(model_bytes)));
 }
 
