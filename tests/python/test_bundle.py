@@ -19,20 +19,24 @@ def _feeds(sess, seed=0):
     return feeds
 
 
-def _xxh64(data: bytes) -> int:
-    """XXH64 (seed 0), the bundle checksum, from the system's xxHash library (libsdx links the same one)."""
+def _checksum(data: bytes) -> int:
+    """The bundle checksum: XXH64 (seed 0) of the XXH64s of each 1 MiB piece, from the system's xxHash
+    library (libsdx links the same one)."""
     import ctypes
     import ctypes.util
 
     lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
     lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
     lib.XXH64.restype = ctypes.c_uint64
-    return lib.XXH64(data, len(data), 0)
+    piece = 1 << 20
+    digests = b"".join(struct.pack("<Q", lib.XXH64(data[i:i + piece], len(data[i:i + piece]), 0))
+                       for i in range(0, len(data), piece))
+    return lib.XXH64(digests, len(digests), 0)
 
 
 def _reseal(body: bytes) -> bytes:
     """A bundle body (everything before the trailer) with a valid checksum and end marker."""
-    return body + struct.pack("<Q", _xxh64(body)) + b"SDXBEND!"
+    return body + struct.pack("<Q", _checksum(body)) + b"SDXBEND!"
 
 
 MODELS = {

@@ -1,6 +1,9 @@
 #include "frontend/bundle/bundle_format.h"
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include <xxhash.h>
 
@@ -9,8 +12,34 @@ namespace {
 
 constexpr size_t kHeaderBytes = 16, kTrailerBytes = 16, kSectionHeaderBytes = 16;
 
-// XXH64 of the bytes before the trailer (xxHash; 10.6 GB/s here, see kBundleFormatVersion).
-uint64_t checksum(const char* data, size_t n) { return XXH64(data, n, 0); }
+// The checksum of the bytes before the trailer: XXH64 (xxHash; 10.6 GB/s here, see kBundleFormatVersion)
+// of each kChecksumChunk-byte piece, the last one shorter, then XXH64 of those digests (little-endian u64s).
+// The pieces are independent, so a large bundle is checked by up to 4 threads: a 25 MB bundle took ~3 ms
+// of a ~5 ms load on one thread.
+constexpr size_t kChecksumChunk = size_t{1} << 20;
+constexpr size_t kParallelChecksumBytes = size_t{8} << 20;  // below this a thread costs more than it saves
+
+uint64_t checksum(const char* data, size_t n) {
+  const size_t chunks = (n + kChecksumChunk - 1) / kChecksumChunk;
+  std::vector<uint64_t> digests(chunks);
+  auto digest_range = [&](size_t c0, size_t c1) {
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t begin = c * kChecksumChunk;
+      digests[c] = XXH64(data + begin, std::min(kChecksumChunk, n - begin), 0);
+    }
+  };
+  const size_t threads =
+      n < kParallelChecksumBytes ? 1 : std::min<size_t>({4, chunks, std::max(1u, std::thread::hardware_concurrency())});
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t)
+    helpers.emplace_back(digest_range, chunks * t / threads, chunks * (t + 1) / threads);
+  digest_range(0, chunks / threads);
+  for (std::thread& h : helpers) h.join();
+  std::string bytes;
+  for (uint64_t d : digests)
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((d >> (8 * i)) & 0xff));
+  return XXH64(bytes.data(), bytes.size(), 0);
+}
 // Bounds that keep a hostile count from asking for absurd memory before the bytes run out.
 constexpr uint64_t kMaxRank = 64, kMaxNameBytes = 1 << 16;
 

@@ -6,7 +6,8 @@
 //         16   sections: u32 kind, u32 reserved (0), u64 length, zero padding to the next multiple of 64
 //              bytes from the start of the file, then `length` bytes (so a mapped file's sections, and the
 //              weights in them, are 64-byte aligned and can be used in place)
-//        end   u64 XXH64 (xxHash, seed 0) of every byte before it, then "SDXBEND!"
+//        end   u64 checksum of every byte before it, then "SDXBEND!": XXH64 (xxHash, seed 0) of the XXH64s
+//              of each 1 MiB piece (the last one shorter), written as little-endian u64s
 //
 // All integers little-endian. The magic and the format version are checked first (another version is
 // refused by name, not as damage), then the checksum, so a truncated or damaged file is refused before
