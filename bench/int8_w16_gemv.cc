@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/gemv/int8_dynamic_gemm.h"
-#include "backend/cpu/gemv/int8_w16_gemm.h"
-#include "backend/cpu/gemv/small_m_gemm.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/quant/int8_dynamic_gemm.h"
+#include "backend/cpu/quant/int8_w16_gemm.h"
+#include "backend/cpu/gemm/small_m_gemm.h"
+#include "backend/cpu/threading/thread_pool.h"
 
 namespace {
 

@@ -26,12 +26,12 @@
 #include "api/public_access.h"  // the engine behind an sdx::Session
 #include "backend/kernel_registry.h"
 #include "ir/printer.h"
-#include "jit/jit_engine.h"
+#include "backend/cpu/jit/jit_engine.h"
 #include "runtime/debugger.h"
 #include "runtime/introspection.h"
 #include "runtime/replay_checker.h"
 #include "testing/conformance.h"
-#include "tools/machine_peak.h"
+#include "obs/machine_peak.h"
 
 namespace nb = nanobind;
 using namespace sdx;

@@ -22,8 +22,8 @@
 #include "core/fnv1a.h"
 #include "core/version.h"
 #include "frontend/bundle/bundle_format.h"
-#include "jit/cache_permissions.h"
-#include "jit/disk_cache.h"
+#include "backend/cpu/jit/cache_permissions.h"
+#include "backend/cpu/jit/disk_cache.h"
 #include "obs/diagnostics.h"
 #include "runtime/context.h"
 

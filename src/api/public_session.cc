@@ -5,8 +5,8 @@
 #include "api/bundle.h"
 #include "api/load.h"
 #include "api/public_access.h"
-#include "backend/cpu/parallel_copy.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/parallel_copy.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "runtime/execution_mode.h"
 #include "runtime/plan_phase.h"
 

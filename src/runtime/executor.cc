@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backend/cpu/thread_pool.h"
-#include "jit/jit_engine.h"
+#include "backend/cpu/threading/thread_pool.h"
+#include "backend/cpu/jit/jit_engine.h"
 #include "obs/diagnostics.h"
 #include "plan/memory_layout.h"
 #include "runtime/context.h"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "jit/jit_engine.h"
+#include "backend/cpu/jit/jit_engine.h"
 
 namespace sdx::runtime {
 

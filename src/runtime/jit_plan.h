@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "jit/compiled_segment.h"
-#include "jit/fusion_scoring.h"
-#include "jit/segment_finder.h"
-#include "jit/segment_state.h"
+#include "backend/cpu/jit/compiled_segment.h"
+#include "backend/cpu/jit/fusion_scoring.h"
+#include "backend/cpu/jit/segment_finder.h"
+#include "backend/cpu/jit/segment_state.h"
 
 namespace sdx::jit {
 class JitEngine;

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "backend/cpu/parallel_copy.h"
-#include "backend/cpu/thread_pool.h"
-#include "jit/fused_kernel.h"
+#include "backend/cpu/threading/parallel_copy.h"
+#include "backend/cpu/threading/thread_pool.h"
+#include "backend/cpu/jit/fused_kernel.h"
 #include "obs/events.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"

@@ -34,7 +34,7 @@
 #include <memory>
 #include <vector>
 
-#include "jit/compiled_segment.h"
+#include "backend/cpu/jit/compiled_segment.h"
 
 #include "backend/kernel.h"
 #include "runtime/graph_executor.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "runtime/context.h"
 #include "runtime/plan_entry.h"
 #include "runtime/replay.h"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "jit/jit_engine.h"
+#include "backend/cpu/jit/jit_engine.h"
 #include "obs/diagnostics.h"
 #include "runtime/compile_model.h"
 

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "core/datum.h"
 #include "core/status.h"
 #include "ir/graph.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "jit/jit_options.h"
+#include "backend/cpu/jit/jit_options.h"
 #include "opt/optimizer_options.h"
 #include "runtime/execution_mode.h"
 

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <thread>
 
-#include "../jit/jit_test_util.h"
+#include "../backend/cpu/jit/jit_test_util.h"
 #include "../testing/heap_counter.h"
-#include "jit/jit_engine.h"
+#include "backend/cpu/jit/jit_engine.h"
 #include "runtime/introspection.h"
 #include "runtime/session.h"
 

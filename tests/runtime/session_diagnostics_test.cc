@@ -7,7 +7,7 @@
 #include "../testing/pinned_thread.h"
 #endif
 
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "obs/diagnostics.h"
 #include "runtime/session.h"
 

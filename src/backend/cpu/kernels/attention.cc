@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/seq_util.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/kernels/util/seq_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/seq_util.h"
+#include "backend/cpu/kernels/util/seq_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <memory>
 
-#include "backend/cpu/bound_util.h"
-#include "backend/cpu/quant_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/quant/quant_util.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "backend/cpu/quant_util.h"
+#include "backend/cpu/quant/quant_util.h"
 
 namespace sdx::cpu {
 namespace {

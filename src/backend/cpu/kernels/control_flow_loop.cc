@@ -1,7 +1,7 @@
 // Loop: runs `body` while the trip count and condition allow, threading
 // loop-carried values through iterations and stacking scan outputs.
 //   body(iter_num: int64 scalar, cond: bool scalar, carried...) -> (cond, carried..., scan_outputs...)
-#include "backend/cpu/tensor_copy.h"
+#include "backend/cpu/tensor/tensor_copy.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

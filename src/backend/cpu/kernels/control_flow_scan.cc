@@ -4,7 +4,7 @@
 // Opset 9+: no batch axis; scan axes and directions per input/output.
 // Opset 8: a leading batch axis on every input and output (optional sequence_lens
 // first input), scanning along axis 1 of each batch item.
-#include "backend/cpu/tensor_copy.h"
+#include "backend/cpu/tensor/tensor_copy.h"
 #include "backend/kernel_registry.h"
 #include "core/shape.h"
 

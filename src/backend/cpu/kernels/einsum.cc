@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/reduce_util.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/kernels/util/reduce_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 

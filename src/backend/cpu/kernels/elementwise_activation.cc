@@ -10,8 +10,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "backend/cpu/activation.h"
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -11,7 +11,7 @@
 #include <string>
 #include <type_traits>
 
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -3,7 +3,7 @@
 // BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, BitShift.
 #include <type_traits>
 
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

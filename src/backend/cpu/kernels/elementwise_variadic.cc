@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

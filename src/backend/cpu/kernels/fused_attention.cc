@@ -17,7 +17,7 @@
 //
 // Threads: the (batch, head, query block) tasks are split over the session's pool, one scratch per thread.
 // Bound form: prepare() allocates the scratches once; replay runs the same compute() with no allocation.
-#include "backend/cpu/fused_attention.h"
+#include "backend/cpu/kernels/fused_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,13 +27,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/bound_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/gemv/dot_rows.h"
-#include "backend/cpu/reduce_util.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/gemm/dot_rows.h"
+#include "backend/cpu/kernels/util/reduce_util.h"
 #include "backend/cpu/simd/vector_ops.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

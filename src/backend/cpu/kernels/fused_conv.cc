@@ -30,12 +30,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/activation.h"
-#include "backend/cpu/bound_util.h"
-#include "backend/cpu/channel_blocked.h"
-#include "backend/cpu/conv_gemm.h"
+#include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/tensor/channel_blocked.h"
+#include "backend/cpu/kernels/util/conv_gemm.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/onednn_conv.h"
+#include "backend/cpu/onednn/onednn_conv.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "backend/cpu/activation.h"
-#include "backend/cpu/elementwise.h"
+#include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/kernels/util/elementwise.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -43,16 +43,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/activation.h"
-#include "backend/cpu/bound_util.h"
+#include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/gemv/int8_dynamic_gemm.h"
-#include "backend/cpu/gemv/int8_w16_gemm.h"
-#include "backend/cpu/gemv/small_m_gemm.h"
-#include "backend/cpu/onednn_matmul.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/quant/int8_dynamic_gemm.h"
+#include "backend/cpu/quant/int8_w16_gemm.h"
+#include "backend/cpu/gemm/small_m_gemm.h"
+#include "backend/cpu/onednn/onednn_matmul.h"
 #include "core/tensor_values.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/ml_tree.h"
+#include "backend/cpu/kernels/util/ml_tree.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/bound_util.h"
-#include "backend/cpu/conv_gemm.h"
-#include "backend/cpu/conv_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/kernels/util/conv_gemm.h"
+#include "backend/cpu/kernels/util/conv_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/onednn_conv.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/onednn/onednn_conv.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/conv_util.h"
+#include "backend/cpu/kernels/util/conv_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm/gemm.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

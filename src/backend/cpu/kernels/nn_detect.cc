@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/conv_util.h"
+#include "backend/cpu/kernels/util/conv_util.h"
 #include "core/type_dispatch.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"

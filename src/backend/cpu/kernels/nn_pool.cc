@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/bound_util.h"
-#include "backend/cpu/channel_blocked.h"
-#include "backend/cpu/conv_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/tensor/channel_blocked.h"
+#include "backend/cpu/kernels/util/conv_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/onednn_pool.h"
+#include "backend/cpu/onednn/onednn_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -10,12 +10,12 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/bound_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/reduce_util.h"
+#include "backend/cpu/kernels/util/reduce_util.h"
 #include "backend/cpu/simd/vector_ops.h"
 #include "core/tensor_values.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

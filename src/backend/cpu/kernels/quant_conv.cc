@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/conv_util.h"
-#include "backend/cpu/quant_util.h"
+#include "backend/cpu/kernels/util/conv_util.h"
+#include "backend/cpu/quant/quant_util.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/quant_util.h"
+#include "backend/cpu/quant/quant_util.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/reduce_util.h"
+#include "backend/cpu/kernels/util/reduce_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 

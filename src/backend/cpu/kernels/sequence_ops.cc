@@ -1,6 +1,6 @@
 // Sequence operators: SequenceEmpty/Construct/At/Insert/Erase/Length,
 // ConcatFromSequence, SplitToSequence, SequenceMap.
-#include "backend/cpu/tensor_copy.h"
+#include "backend/cpu/tensor/tensor_copy.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "core/shape.h"

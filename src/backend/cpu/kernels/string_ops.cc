@@ -5,7 +5,7 @@
 #include <regex>
 #include <unordered_set>
 
-#include "backend/cpu/broadcast.h"
+#include "backend/cpu/tensor/broadcast.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/parallel_copy.h"
-#include "backend/cpu/tensor_util.h"
+#include "backend/cpu/threading/parallel_copy.h"
+#include "backend/cpu/tensor/tensor_util.h"
 #include "core/tensor_values.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

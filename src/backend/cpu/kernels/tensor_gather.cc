@@ -7,9 +7,9 @@
 #include <type_traits>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor/tensor_util.h"
 #include "core/tensor_values.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
-#include "backend/cpu/bound_util.h"
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "core/type_dispatch.h"
-#include "backend/cpu/permute.h"
-#include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor/permute.h"
+#include "backend/cpu/tensor/tensor_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"

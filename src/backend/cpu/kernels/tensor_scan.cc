@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/type_dispatch.h"
-#include "backend/cpu/tensor_util.h"
+#include "backend/cpu/tensor/tensor_util.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 #include "ir/op_schema.h"

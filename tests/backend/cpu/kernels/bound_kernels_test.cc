@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/broadcast.h"
+#include "backend/cpu/tensor/broadcast.h"
 #include "bound_test_util.h"
 
 namespace sdx::test {

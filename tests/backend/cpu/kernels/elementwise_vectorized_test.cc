@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/activation.h"
+#include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/simd/isa.h"
 #include "bound_test_util.h"
 #include "vectorized_test_util.h"

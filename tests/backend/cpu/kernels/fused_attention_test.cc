@@ -3,8 +3,8 @@
 // S_q == S_kv, S_q < S_kv (decode) and S_q > S_kv, shared K/V heads, several query and key blocks (so
 // the online softmax rescales), NaN for a fully masked row, the bound form, the scratch bound and errors.
 // Tolerance: |got - want| <= 1e-6 + 1e-5 |want| (float32).
-#include "backend/cpu/fused_attention.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/kernels/fused_attention.h"
+#include "backend/cpu/threading/thread_pool.h"
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // sdx.FusedConv against the unfused Conv -> activation: bitwise, every activation and float
 // type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form. With a
 // residual R (4th input) against the unfused Conv -> Add(R) -> activation, bitwise, the same way.
-#include "backend/cpu/onednn.h"
+#include "backend/cpu/onednn/onednn.h"
 #include "fused_test_util.h"
 
 namespace sdx::test {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "fused_test_util.h"
 
 namespace sdx::test {

@@ -1,0 +1,88 @@
+// Small-M GEMM (see small_m_gemm.h): the portable kernel and the run-time choice of the AVX2 one
+// (small_m_gemm_avx2.cc). The portable kernel spells out the arithmetic contract with std::fma, so the
+// vectorized kernel must reproduce it bit for bit (tests/backend/cpu/gemv/small_m_gemm_test.cc).
+#include "backend/cpu/gemm/small_m_gemm.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/float16.h"
+
+namespace sdx::cpu {
+namespace detail {
+
+// Defined in small_m_gemm_avx2.cc (compiled for avx2,fma,f16c by function attributes; only called
+// when the CPU has them).
+void small_m_gemm_columns_avx2(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w,
+                               float alpha, float beta, float* y, int64_t ldy, int64_t n0, int64_t n1);
+
+namespace {
+inline float weight_at(const SmallMWeights& w, int64_t k, int64_t n) {
+  const int64_t i = k * w.ldw + n;
+  switch (w.type) {
+    case WeightType::kFloat32:
+      return static_cast<const float*>(w.data)[i];
+    case WeightType::kFloat16:
+      return Float16::from_bits(static_cast<const uint16_t*>(w.data)[i]).to_float();
+    case WeightType::kInt8:
+      return static_cast<float>(static_cast<const int8_t*>(w.data)[i]);
+  }
+  return 0.f;
+}
+}  // namespace
+
+void small_m_gemm_columns_portable(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w,
+                                   float alpha, float beta, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+  for (int64_t m = 0; m < M; ++m) {
+    const float* xr = x + m * ldx;
+    float* yr = y + m * ldy;
+    for (int64_t n = n0; n < n1; ++n) {
+      float acc = 0.f;
+      for (int64_t k = 0; k < K; ++k) acc = std::fma(xr[k], weight_at(w, k, n), acc);
+      if (w.scale) acc = acc * w.scale[n];
+      if (alpha != 1.f) acc = alpha * acc;
+      if (beta != 0.f) acc = std::fma(beta, yr[n], acc);
+      yr[n] = acc;
+    }
+  }
+}
+
+}  // namespace detail
+
+SmallMPackedWeights::SmallMPackedWeights(const SmallMWeights& w, int64_t K, int64_t N)
+    : type_(w.type), K_(K), N_(N), scale_(w.scale) {
+  elem_bytes_ = w.type == WeightType::kFloat32 ? 4 : w.type == WeightType::kFloat16 ? 2 : 1;
+  bytes_ = std::make_unique<char[]>(static_cast<size_t>(std::max<int64_t>(1, K * N * elem_bytes_)));
+  const char* src = static_cast<const char*>(w.data);
+  for (int64_t n0 = 0; n0 < N; n0 += kSmallMBlock) {
+    const int64_t width = std::min(kSmallMBlock, N - n0);
+    char* dst = bytes_.get() + n0 * K * elem_bytes_;
+    for (int64_t k = 0; k < K; ++k)
+      std::memcpy(dst + k * width * elem_bytes_, src + (k * w.ldw + n0) * elem_bytes_,
+                  static_cast<size_t>(width * elem_bytes_));
+  }
+}
+
+bool small_m_gemm_vectorized() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool kHas = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                           __builtin_cpu_supports("f16c");
+  return kHas;
+#else
+  return false;
+#endif
+}
+
+void small_m_gemm_columns(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w, float alpha,
+                          float beta, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+  if (M <= 0 || n1 <= n0) return;
+#if defined(__x86_64__) || defined(__i386__)
+  if (small_m_gemm_vectorized()) {
+    detail::small_m_gemm_columns_avx2(M, K, x, ldx, w, alpha, beta, y, ldy, n0, n1);
+    return;
+  }
+#endif
+  detail::small_m_gemm_columns_portable(M, K, x, ldx, w, alpha, beta, y, ldy, n0, n1);
+}
+
+}  // namespace sdx::cpu

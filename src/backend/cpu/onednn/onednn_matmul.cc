@@ -1,0 +1,225 @@
+// See onednn_matmul.h.
+#include "backend/cpu/onednn/onednn_matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/onednn/onednn.h"
+#if SDX_WITH_ONEDNN
+#include "backend/cpu/onednn/onednn_util.h"
+#endif
+#include "backend/cpu/threading/thread_pool.h"
+
+namespace sdx::cpu {
+
+#if SDX_WITH_ONEDNN
+
+namespace {
+
+using dnnl::memory;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+// A thread's share is cut into pieces of at most this many output elements (but at least
+// kMinPieceRows rows), so an epilogue sdx applies itself finds its piece in cache (256 KB of floats).
+constexpr int64_t kPieceElements = int64_t{1} << 16;
+constexpr int64_t kMinPieceRows = 16;
+// At least this many multiply-adds per thread, or the split costs more than it saves (as in cpu::gemm).
+constexpr int64_t kMinMacsPerThread = int64_t{1} << 18;
+
+// Rows [m0, m0 + rows) of X and Y: the primitive for that row count and the piece's own memory
+// objects (handles set per call) and scratchpad.
+struct Piece {
+  int64_t m0 = 0, rows = 0;
+  size_t prim = 0;  // index into Impl::prims
+  memory src, weights, bias, dst, scratch;
+  AlignedBuffer scratch_buf;
+};
+
+}  // namespace
+
+struct OneDnnMatMul::Impl {
+  int64_t M = 0, K = 0, N = 0;
+  int64_t pieces_per_chunk = 1;
+  bool act_in_dnnl = true;
+  FusedActivation act;
+  std::vector<dnnl::matmul> prims;
+  std::vector<int64_t> prim_rows;
+  std::vector<Piece> pieces;
+  // W as the caller stores it, its packed copy (one for every piece) and the reorder between them.
+  AlignedBuffer w_buf;
+  memory w_user, w_packed;
+  dnnl::reorder pack;
+};
+
+OneDnnMatMul::OneDnnMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnMatMul::~OneDnnMatMul() = default;
+
+int OneDnnMatMul::num_pieces() const { return static_cast<int>(impl_->pieces.size()); }
+
+std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t M, int64_t K, int64_t N, const FusedActivation& act,
+                                                 bool has_bias) {
+  if (!onednn_enabled() || M <= 0 || K <= 0 || N <= 0 || M * K * N < kMinMacs) return nullptr;
+  OneDnnSingleThread one;
+  try {
+    auto impl = std::make_unique<Impl>();
+    Impl& c = *impl;
+    c.M = M;
+    c.K = K;
+    c.N = N;
+    c.act = act;
+    dnnl::post_ops ops;
+    c.act_in_dnnl = append_exact_post_op(act, ops);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+
+    // Pieces: `threads` chunks of equal row counts (within one), each cut into pieces_per_chunk
+    // pieces, so parallel_for hands every thread the same number of pieces.
+    const int64_t threads = std::clamp<int64_t>(M * K * N / kMinMacsPerThread, 1, current_num_threads());
+    const int64_t chunk_rows = (M + threads - 1) / threads;
+    const int64_t piece_rows = std::min(chunk_rows, std::max(kMinPieceRows, kPieceElements / N));
+    c.pieces_per_chunk = (chunk_rows + piece_rows - 1) / piece_rows;
+    const int64_t num_pieces = std::min(M, threads * c.pieces_per_chunk);
+
+    const memory::desc w_any({K, N}, kF32, memory::format_tag::any);
+    const memory::desc b_md = has_bias ? memory::desc({1, N}, kF32, memory::format_tag::ab) : memory::desc();
+    memory::desc w_packed_md;
+    std::vector<dnnl::matmul::primitive_desc> pds;  // parallel to c.prims
+    for (int64_t j = 0; j < num_pieces; ++j) {
+      Piece p;
+      p.m0 = M * j / num_pieces;
+      p.rows = M * (j + 1) / num_pieces - p.m0;
+      const memory::desc src_md({p.rows, K}, kF32, memory::format_tag::ab);
+      const memory::desc dst_md({p.rows, N}, kF32, memory::format_tag::ab);
+      p.prim = static_cast<size_t>(std::find(c.prim_rows.begin(), c.prim_rows.end(), p.rows) - c.prim_rows.begin());
+      if (p.prim == c.prims.size()) {
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, b_md, dst_md), attr, onednn_engine());
+        // Only oneDNN's brgemm kernel reads prepacked weights; its gemm-based and reference kernels
+        // would be no faster than OpenBLAS.
+        if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return nullptr;
+        // One packed W serves every piece: their primitives must agree on its layout.
+        if (j == 0) w_packed_md = pd.weights_desc();
+        if (!(pd.weights_desc() == w_packed_md)) return nullptr;
+        c.prims.emplace_back(pd);
+        c.prim_rows.push_back(p.rows);
+        pds.push_back(pd);
+      }
+      const dnnl::matmul::primitive_desc& pd = pds[p.prim];
+      p.scratch_buf = AlignedBuffer(pd.scratchpad_desc().get_size());
+      if (!p.scratch_buf.ok_for(pd.scratchpad_desc().get_size())) return nullptr;
+      p.src = memory(src_md, onednn_engine(), DNNL_MEMORY_NONE);
+      p.dst = memory(dst_md, onednn_engine(), DNNL_MEMORY_NONE);
+      if (has_bias) p.bias = memory(b_md, onednn_engine(), DNNL_MEMORY_NONE);
+      p.scratch = memory(pd.scratchpad_desc(), onednn_engine(), p.scratch_buf.data());
+      c.pieces.push_back(std::move(p));
+    }
+    // The packed W's memory is set by pack_weights (a buffer of its own, or bytes a bundle holds).
+    c.w_packed = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
+    for (Piece& p : c.pieces) p.weights = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
+    c.w_user = memory(memory::desc({K, N}, kF32, memory::format_tag::ab), onednn_engine(), DNNL_MEMORY_NONE);
+    c.pack = dnnl::reorder(c.w_user, c.w_packed);
+    return std::unique_ptr<OneDnnMatMul>(new OneDnnMatMul(std::move(impl)));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+Status OneDnnMatMul::pack_weights(const float* w, const backend::PackedWeightsRef& packed) const {
+  Impl& c = *impl_;
+  OneDnnSingleThread one;
+  c.w_user.set_data_handle(const_cast<float*>(w));
+  const std::string key = packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
+  if (!pack_or_adopt(packed.store, key, c.w_packed, c.w_buf, [&] {
+        return execute(c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+      }))
+    return internal_error("oneDNN weight reorder failed");
+  // Every piece reads the one packed W, wherever it now lives.
+  for (Piece& p : c.pieces) p.weights.set_data_handle(c.w_packed.get_data_handle());
+  return Status::ok();
+}
+
+Status OneDnnMatMul::run(const float* x, const float* bias, float* y) const {
+  Impl& c = *impl_;
+  // Handles are set here, on the calling thread, before the chunks that read them start
+  // (parallel_for publishes everything written before it to the workers).
+  for (Piece& p : c.pieces) {
+    p.src.set_data_handle(const_cast<float*>(x) + p.m0 * c.K);
+    p.dst.set_data_handle(y + p.m0 * c.N);
+    if (bias) p.bias.set_data_handle(const_cast<float*>(bias));
+  }
+  // Set by any failing chunk; read after parallel_for returns, which makes the chunks' writes visible.
+  std::atomic<bool> ok{true};
+  parallel_for(static_cast<int64_t>(c.pieces.size()), c.pieces_per_chunk, [&](int64_t b, int64_t e) {
+    OneDnnSingleThread one;
+    for (int64_t j = b; j < e; ++j) {
+      Piece& p = c.pieces[static_cast<size_t>(j)];
+      const dnnl::matmul& prim = c.prims[p.prim];
+      const bool done = bias ? execute(prim, {{DNNL_ARG_SRC, p.src.get()},
+                                              {DNNL_ARG_WEIGHTS, p.weights.get()},
+                                              {DNNL_ARG_BIAS, p.bias.get()},
+                                              {DNNL_ARG_DST, p.dst.get()},
+                                              {DNNL_ARG_SCRATCHPAD, p.scratch.get()}})
+                             : execute(prim, {{DNNL_ARG_SRC, p.src.get()},
+                                              {DNNL_ARG_WEIGHTS, p.weights.get()},
+                                              {DNNL_ARG_DST, p.dst.get()},
+                                              {DNNL_ARG_SCRATCHPAD, p.scratch.get()}});
+      if (!done) ok.store(false, std::memory_order_relaxed);
+      if (!c.act_in_dnnl) {
+        float* yp = y + p.m0 * c.N;
+        c.act.visit([&](auto f) { epilogue_row(f, yp, static_cast<const float*>(nullptr), p.rows * c.N); });
+      }
+    }
+  });
+  return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN matmul failed");
+}
+
+#else  // !SDX_WITH_ONEDNN
+
+struct OneDnnMatMul::Impl {};
+OneDnnMatMul::OneDnnMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnMatMul::~OneDnnMatMul() = default;
+std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t, int64_t, int64_t, const FusedActivation&, bool) {
+  return nullptr;
+}
+Status OneDnnMatMul::pack_weights(const float*, const backend::PackedWeightsRef&) const {
+  return unimplemented("built without oneDNN");
+}
+Status OneDnnMatMul::run(const float*, const float*, float*) const { return unimplemented("built without oneDNN"); }
+int OneDnnMatMul::num_pieces() const { return 0; }
+
+#endif
+
+bool onednn_matmul_weight(const ir::Node& node, int i) {
+  const ir::Value* v = node.input(i);
+  return v && v->is_initializer() && !v->is_graph_input();
+}
+
+std::optional<Status> run_onednn_matmul(int64_t M, int64_t K, int64_t N, const FusedActivation& act, const float* x,
+                                        const float* w, const float* bias, float* y) {
+  std::unique_ptr<OneDnnMatMul> mm = OneDnnMatMul::make(M, K, N, act, bias != nullptr);
+  if (!mm) return std::nullopt;
+  SDX_RETURN_IF_ERROR(mm->pack_weights(w), "");
+  return mm->run(x, bias, y);
+}
+
+std::optional<std::unique_ptr<backend::BoundKernel>> bind_onednn_matmul(int64_t M, int64_t K, int64_t N,
+                                                                        const FusedActivation& act, const float* x,
+                                                                        const float* w, bool w_constant,
+                                                                        const float* bias, float* y,
+                                                                        const backend::PackedWeightsRef& packed) {
+  std::unique_ptr<OneDnnMatMul> mm = OneDnnMatMul::make(M, K, N, act, bias != nullptr);
+  if (!mm) return std::nullopt;
+  // A failed reorder: no bound form, so replay goes through run(), which takes the same path.
+  if (w_constant && !mm->pack_weights(w, packed).is_ok()) return std::unique_ptr<backend::BoundKernel>();
+  return backend::bind_call([mm = std::move(mm), w_constant, x, w, bias, y] {
+    if (!w_constant) SDX_RETURN_IF_ERROR(mm->pack_weights(w), "");
+    return mm->run(x, bias, y);
+  });
+}
+
+}  // namespace sdx::cpu

@@ -1,0 +1,159 @@
+// NaN, infinities and signed zeros through the shared activation functors (activation.h): every
+// epilogue activation maps NaN to NaN (as the ONNX reference does), as a scalar functor and on every
+// lane and tail position of epilogue_row's vector loop, with and without a bias, for float and
+// double; Relu's zeros; Clip with a NaN bound.
+#include "backend/cpu/kernels/util/activation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace sdx::cpu {
+namespace {
+
+struct Named {
+  std::string name;
+  std::vector<float> params;
+};
+
+// Every activation FusedActivation parses, with parameters that exercise each branch.
+std::vector<Named> all_activations() {
+  return {{"none", {}},
+          {"relu", {}},
+          {"leaky_relu", {0.1f}},
+          {"leaky_relu", {0.f}},
+          {"sigmoid", {}},
+          {"tanh", {}},
+          {"gelu", {}},
+          {"gelu_tanh", {}},
+          {"silu", {}},
+          {"silu", {1.5f}},
+          {"hard_sigmoid", {0.25f, 0.4f}},
+          {"hard_swish", {}},
+          {"clip", {0.f, 6.f}},
+          {"clip", {-1.f, 0.5f}}};
+}
+
+FusedActivation make_act(const Named& a) {
+  auto r = FusedActivation::make(a.name, a.params);
+  EXPECT_TRUE(r.is_ok()) << a.name << ": " << r.status().to_string();
+  return r.value();
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+template <typename T>
+void scalar_functors_propagate_nan() {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (const Named& a : all_activations()) {
+    SCOPED_TRACE(a.name);
+    make_act(a).visit([&](auto f) {
+      EXPECT_TRUE(std::isnan(f(nan)));
+      EXPECT_TRUE(std::isnan(f(-nan)));
+      return 0;
+    });
+  }
+}
+
+TEST(Activation, ScalarFunctorsPropagateNaN) {
+  scalar_functors_propagate_nan<float>();
+  scalar_functors_propagate_nan<double>();
+}
+
+TEST(Activation, ReluAndClampsOnZerosAndInfinities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const ReluOp relu;
+  EXPECT_TRUE(same_bits(relu(-0.f), 0.f));  // +0, as numpy's maximum(x, 0) and oneDNN give
+  EXPECT_TRUE(same_bits(relu(-1.f), 0.f));
+  EXPECT_TRUE(same_bits(relu(-inf), 0.f));
+  EXPECT_EQ(relu(inf), inf);
+  EXPECT_EQ(relu(2.5f), 2.5f);
+  EXPECT_EQ(relu(int32_t{-3}), 0);
+  EXPECT_EQ(relu(int32_t{3}), 3);
+  EXPECT_EQ(relu(std::numeric_limits<float>::denorm_min()), std::numeric_limits<float>::denorm_min());
+  HardSigmoidOp hs;
+  EXPECT_EQ(hs(inf), 1.f);
+  EXPECT_EQ(hs(-inf), 0.f);
+  EXPECT_EQ(hs(0.f), 0.5f);
+  const HardSwishOp hw;
+  EXPECT_EQ(hw(inf), inf);
+  EXPECT_TRUE(std::isnan(hw(-inf)));  // -inf * 0, as the ONNX function body computes it
+  EXPECT_EQ(hw(-4.f), -0.f);
+}
+
+// f over n values with NaN (of the given sign) at position p, through epilogue_row, against the scalar
+// functor element by element: the same bits everywhere (so NaN exactly at p).
+template <typename T, typename F>
+void check_row(const F& f, int64_t n, int64_t p, int bias_mode, bool nan_in_bias) {
+  std::vector<T> x(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    x[static_cast<size_t>(i)] = static_cast<T>(std::sin(0.9 * static_cast<double>(i) + 0.2) * 4);
+    b[static_cast<size_t>(i)] = static_cast<T>(0.25 * static_cast<double>(i % 5) - 0.5);
+  }
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  (nan_in_bias ? b : x)[static_cast<size_t>(p)] = (p % 2) ? -nan : nan;
+  const T* pb = bias_mode == 0 ? nullptr : b.data() + (bias_mode == 1 && nan_in_bias ? p : 0);
+  const int64_t b_step = bias_mode == 1 ? 0 : 1;
+  std::vector<T> y = x;
+  epilogue_row(f, y.data(), pb, n, b_step);
+  for (int64_t j = 0; j < n; ++j) {
+    const T in = x[static_cast<size_t>(j)];
+    const T want = pb ? f(static_cast<T>(in + pb[j * b_step])) : f(in);
+    const T got = y[static_cast<size_t>(j)];
+    const bool nan_expected = bias_mode == 1 && nan_in_bias ? true : j == p;
+    ASSERT_EQ(std::isnan(got), nan_expected) << "n " << n << " NaN at " << p << " element " << j << " got " << got;
+    if (!std::isnan(want)) {
+      ASSERT_TRUE(same_bits(got, want)) << "n " << n << " NaN at " << p << " element " << j << ": got " << got
+                                        << ", want " << want;
+    } else {
+      ASSERT_TRUE(std::isnan(got));
+    }
+  }
+}
+
+template <typename T>
+void epilogue_rows_keep_nan() {
+  for (const Named& a : all_activations()) {
+    SCOPED_TRACE(a.name + (a.params.empty() ? "" : " " + std::to_string(a.params[0])));
+    make_act(a).visit([&](auto f) {
+      for (int64_t n = 1; n <= 19; ++n)
+        for (int64_t p = 0; p < n; ++p)
+          for (int bias_mode : {0, 1, 2})  // none, one for the row (b_step 0), per element
+            for (bool in_bias : {false, true}) {
+              if (bias_mode == 0 && in_bias) continue;
+              check_row<T>(f, n, p, bias_mode, in_bias);
+            }
+      return 0;
+    });
+  }
+}
+
+TEST(Activation, EpilogueRowKeepsNaNAtEveryLaneAndTail) {
+  epilogue_rows_keep_nan<float>();
+  epilogue_rows_keep_nan<double>();
+}
+
+TEST(Activation, ClipWithNaNBoundGivesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const std::vector<float>& params : {std::vector<float>{nan, 6.f}, std::vector<float>{0.f, nan}}) {
+    const FusedActivation act = FusedActivation::make("clip", params).value();
+    act.visit([&](auto f) {
+      std::vector<float> y = {-2.f, 0.f, 1.f, 3.f, 7.f, 8.f, -1.f, 0.5f, 2.f};
+      epilogue_row(f, y.data(), static_cast<const float*>(nullptr), static_cast<int64_t>(y.size()));
+      for (float v : y) EXPECT_TRUE(std::isnan(v)) << v;
+      EXPECT_TRUE(std::isnan(f(1.0)));
+      return 0;
+    });
+  }
+}
+
+}  // namespace
+}  // namespace sdx::cpu
