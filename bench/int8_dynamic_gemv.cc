@@ -1,5 +1,5 @@
 // Small-M products with int8 weights: the dynamically quantized kernel (X quantized per row, integer dot
-// products: src/backend/cpu/gemv/int8_dynamic_gemm.h) against the weight-only int8 kernel (int8 widened
+// products: src/backend/cpu/quant/int8_dynamic_gemm.h) against the weight-only int8 kernel (int8 widened
 // to float, FMA: small_m_gemm_packed with WeightType::kInt8) and float32 weights (small_m_gemm_packed),
 // on the decoder's shapes at M = 1. Not part of the build; links the library of a build tree:
 //

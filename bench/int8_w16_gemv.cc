@@ -1,5 +1,5 @@
 // Small-M products with int8 weights: X rounded to int16 with integer dot products (W8A16:
-// src/backend/cpu/gemv/int8_w16_gemm.h) against the weight-only int8 kernel (int8 widened to float, FMA:
+// src/backend/cpu/quant/int8_w16_gemm.h) against the weight-only int8 kernel (int8 widened to float, FMA:
 // small_m_gemm_packed with WeightType::kInt8), the dynamically quantized one (X to 8 bits, W8A8:
 // int8_dynamic_gemm.h) and float32 weights (small_m_gemm_packed), on the decoder's shapes. Not part of
 // the build; links the library of a build tree:

@@ -1,6 +1,6 @@
 // Float GEMM with a constant weight: OpenBLAS sgemm (what cpu::gemm calls, packing B on every call) against
 // oneDNN's matmul primitive with the weight reordered once into its preferred layout (format_tag::any),
-// as sdx.Linear / MatMul use it (src/backend/cpu/onednn_matmul.h). The shapes are the BERT suite's
+// as sdx.Linear / MatMul use it (src/backend/cpu/onednn/onednn_matmul.h). The shapes are the BERT suite's
 // projections (M = 128 tokens). Not part of the build; the figures decide which shapes go to oneDNN
 // (bench/README.md, "Pre-packed GEMM").
 //

@@ -25,7 +25,7 @@
 // that fails is deleted with a warning and the model is loaded from ONNX (PLAN_CACHE_REFUSED). Packed
 // weights are used only where the kernel would pack exactly that layout (backend/packed_weights.h), so
 // an entry from another CPU or thread count costs a re-pack, never a wrong answer. The folders are
-// created 0700 and refused when another user could write them (jit/cache_permissions.h). Writes go to
+// created 0700 and refused when another user could write them (backend/cpu/jit/cache_permissions.h). Writes go to
 // a unique temporary file renamed into place, so concurrent processes never see a partial entry (the
 // last rename wins); readers keep their mapping of the file they opened. After each write, the least
 // recently used entries (by modification time, which a hit refreshes) beyond disk_plan_cache_max_bytes

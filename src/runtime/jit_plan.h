@@ -1,5 +1,5 @@
 // JitPlan: the CPU_JIT part of one PlanEntry: the fusible segments found in its plan once its
-// shapes are frozen (jit/segment_finder.h), their FusionScoring score, the compiled kernel asked
+// shapes are frozen (backend/cpu/jit/segment_finder.h), their FusionScoring score, the compiled kernel asked
 // of the session's JitEngine for those above the threshold, and what became of each.
 //
 // Lifecycle: Session::freeze builds it (end of warmup) and requests the kernels: a disk-cache hit
@@ -35,7 +35,7 @@ struct PlannedSegment {
   std::string not_fused_why;   // set when a READY kernel could not replace the steps
 
   // kFused, kCompiling, kReady (swapped in at the next replay), kFailed, kRejected, kBelowThreshold
-  // (jit/jit_states.inc; jit::segment_state_name prints them).
+  // (backend/cpu/jit/jit_states.inc; jit::segment_state_name prints them).
   jit::SegmentState state() const;
   // The state with its reason: "FUSED (disk cache hit)", "FAILED: no C++ compiler ...".
   std::string status() const;

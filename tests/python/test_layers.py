@@ -33,6 +33,7 @@ def tree(tmp_path):
     ("opt/pass.cc", "backend/kernel.h", "opt", "backend/kernel.h"),            # the optimizer reaching a backend
     ("runtime/session.cc", "frontend/onnx/onnx_loader.h", "runtime", "frontend/onnx/onnx_loader.h"),
     ("core/shape.cc", "ir/graph.h", "core", "ir/graph.h"),                     # upwards from the bottom
+    ("backend/cpu/jit/jit_engine.cc", "runtime/session.h", "backend", "runtime/session.h"),  # the JIT is backend
 ])
 def test_a_forbidden_include_fails_naming_file_line_and_rule(tree, victim, include, layer, target):
     path = tree / victim

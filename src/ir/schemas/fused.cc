@@ -1,13 +1,13 @@
 // Schemas of the fused ops the graph optimizer creates (domain "sdx", opset 1).
 // Kernels: src/backend/cpu/kernels/fused_*.cc. The epilogue attributes are shared:
 // `activation` names the activation applied last and `activation_params` holds its
-// parameters (backend/cpu/activation.h lists the names and what each computes).
+// parameters (backend/cpu/kernels/util/activation.h lists the names and what each computes).
 //
 //   sdx.Linear(X [..., K], W [K, N], B [N]?, W_scale [N]?) -> act(X W' + B)       (LinearFusion,
 //     QuantizationOptimizations). W' = W of X's type; or, X float32 only: W float16 (widened),
 //     W int8 with W_scale float32 [N]: W'[k, n] = W[k, n] * W_scale[n] (W_scale exactly with int8 W).
 //     x_quant: "none" (default) or, with int8 W only, "int16" / "dynamic": X is rounded per row to 16 /
-//     8-bit integers on every call and the product taken in integers (backend/cpu/gemv/int8_w16_gemm.h,
+//     8-bit integers on every call and the product taken in integers (backend/cpu/quant/int8_w16_gemm.h,
 //     int8_dynamic_gemm.h; "int16" at up to kSmallMMaxRows rows of X, in float beyond).
 //   sdx.FusedConv(X, W, B?, R?) -> act(Conv(X, W, B) + R), Conv's attributes       (ConvEpilogueFusion,
 //     ConvResidualFusion). R (the residual, a ResNet shortcut) has X's type and exactly the output's

@@ -1,5 +1,5 @@
 // Schemas of the sdx ops that read and write channel-blocked tensors (NCHW16c: float32, 4-D, the
-// logical NCHW shape, channels a multiple of 16; backend/cpu/channel_blocked.h), which
+// logical NCHW shape, channels a multiple of 16; backend/cpu/tensor/channel_blocked.h), which
 // ConvLayoutOptimizations makes of the pools between convolutions (sdx.FusedConv's own layout
 // attributes are in fused.cc):
 //

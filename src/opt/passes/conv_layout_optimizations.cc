@@ -1,6 +1,6 @@
 // ConvLayoutOptimizations (pass 26, a CPU backend pass after ConvResidualFusion): tensors passed
 // only between 2-D float32 convolutions (and the pools between them) stay channel-blocked
-// (NCHW16c, backend/cpu/channel_blocked.h), so oneDNN's blocked kernels read and write them in place
+// (NCHW16c, backend/cpu/tensor/channel_blocked.h), so oneDNN's blocked kernels read and write them in place
 // instead of reordering them from and to NCHW around every convolution (the layout onnxruntime's
 // NCHWc transformer uses for the same reason).
 //

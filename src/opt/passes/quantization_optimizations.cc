@@ -12,9 +12,9 @@
 //   column), W'[k, n] = round(W[k, n] / S[n]) in [-127, 127]; the kernel computes S[n] * sum_k x W'.
 //   The sdx.Linear gets x_quant = "int16": X is rounded per row to 16-bit integers on every call
 //   (relative error at most 2^-16 of the row's max |x|, far below the weights' rounding) and the
-//   products are exact integer sums (gemv/int8_w16_gemm.h). With OptimizerOptions::int8_dynamic
+//   products are exact integer sums (quant/int8_w16_gemm.h). With OptimizerOptions::int8_dynamic
 //   (SDX_OPTIMIZER_INT8=dynamic) it gets x_quant = "dynamic": X quantized to 8 bits per row instead
-//   (gemv/int8_dynamic_gemm.h), faster and less accurate.
+//   (quant/int8_dynamic_gemm.h), faster and less accurate.
 //   The weight stays small in memory and the kernel widens it in registers: no per-call Cast (see
 //   backend/cpu/kernels/fused_linear.cc). Results change by the rounding of the weights (float16:
 //   relative 2^-11 per weight; int8: up to S[n] / 2 per weight), which is why both are opt-in. Each

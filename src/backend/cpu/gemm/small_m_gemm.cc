@@ -1,6 +1,6 @@
 // Small-M GEMM (see small_m_gemm.h): the portable kernel and the run-time choice of the AVX2 one
 // (small_m_gemm_avx2.cc). The portable kernel spells out the arithmetic contract with std::fma, so the
-// vectorized kernel must reproduce it bit for bit (tests/backend/cpu/gemv/small_m_gemm_test.cc).
+// vectorized kernel must reproduce it bit for bit (tests/backend/cpu/gemm/small_m_gemm_test.cc).
 #include "backend/cpu/gemm/small_m_gemm.h"
 
 #include <cmath>

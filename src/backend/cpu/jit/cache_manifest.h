@@ -1,6 +1,6 @@
 // CacheManifest: the record the JIT disk cache keeps next to each compiled kernel
 // (<key>.manifest beside <key>.so), so that a loader can tell whether the library it finds is the
-// one that was written. It is checked before the library is handed to dlopen (jit/verified_file.h):
+// one that was written. It is checked before the library is handed to dlopen (backend/cpu/jit/verified_file.h):
 // a library that is truncated, bit-flipped, replaced, or has no (or a malformed) manifest is never
 // loaded; the engine deletes the entry and compiles it again.
 //

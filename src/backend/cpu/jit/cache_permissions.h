@@ -1,5 +1,5 @@
 // The rule that decides whether a folder may hold code that sdx loads (the JIT disk cache,
-// jit/disk_cache.h). Loading a library runs its code, so a library from a folder that another
+// backend/cpu/jit/disk_cache.h). Loading a library runs its code, so a library from a folder that another
 // local user can write to, or swap for their own, would run their code in our process (as root,
 // if root runs sdx). Such a folder is refused: the JIT then runs no fused kernels.
 //

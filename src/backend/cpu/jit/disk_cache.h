@@ -15,10 +15,10 @@
 //
 // Trust: loading a library runs its code, so
 //  - ensure_dir() creates the folders with mode 0700 and refuses a cache whose folders another
-//    user could write or swap (the rule is in jit/cache_permissions.h); the JIT then fuses
+//    user could write or swap (the rule is in backend/cpu/jit/cache_permissions.h); the JIT then fuses
 //    nothing and says why;
 //  - load() hands a library to the loader only after checking it against its manifest (size and
-//    XXH3-128 of the bytes read through the descriptor that is then loaded, jit/verified_file.h);
+//    XXH3-128 of the bytes read through the descriptor that is then loaded, backend/cpu/jit/verified_file.h);
 //    a truncated, altered, replaced or manifest-less entry is deleted (data_loss) and the caller
 //    compiles it again.
 // Every file is written under a unique temporary name in the same folder (mode 0600, O_EXCL) and

@@ -12,7 +12,7 @@
 // compiling) happens on the worker. Identical sources share one CompiledSegment.
 //
 // The first request checks the cache folder (DiskCache::ensure_dir). A refused folder (another
-// user's, or writable by others: jit/cache_permissions.h) turns the JIT off for this engine: every
+// user's, or writable by others: backend/cpu/jit/cache_permissions.h) turns the JIT off for this engine: every
 // request FAILS with the reason (sdx inspect --jit shows it, diagnostics record
 // DISK_CACHE_REFUSED), a warning goes to stderr once per process and folder, and the unfused
 // kernels run. A corrupt cache entry is deleted and compiled again (DISK_CACHE_REBUILT).

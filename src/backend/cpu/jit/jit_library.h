@@ -1,5 +1,5 @@
 // JitLibrary: one compiled segment library, loaded with dlopen (RTLD_NOW | RTLD_LOCAL) from a
-// VerifiedFile (jit/verified_file.h: opened without following links, the user's own, hashed and
+// VerifiedFile (backend/cpu/jit/verified_file.h: opened without following links, the user's own, hashed and
 // compared with its manifest by the caller), checked against the ABI and frozen domain size it
 // must export (cpp_emitter.h), unloaded when the last owner lets go. Bound kernels hold a
 // shared_ptr to it, so its code stays mapped while they live.

@@ -2,7 +2,7 @@
 // can predict) under $TMPDIR (else /tmp) and removed with everything in it when its owner lets go.
 // The JIT runs every compiler with one as its TMPDIR, so the compiler's temporary files (cc*.s,
 // ...) vanish whatever the outcome, and keeps its kernels in one when the user has no home folder
-// (jit/disk_cache.h): never a predictable shared path another user could prepare.
+// (backend/cpu/jit/disk_cache.h): never a predictable shared path another user could prepare.
 //
 //   SDX_ASSIGN_OR_RETURN(PrivateTempDir tmp, PrivateTempDir::create("sdx-cc"), "compiling");
 //   env.push_back("TMPDIR=" + tmp.path());

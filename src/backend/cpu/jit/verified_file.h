@@ -2,7 +2,7 @@
 // run code from must be. It is opened without following a symbolic link (O_NOFOLLOW, O_CLOEXEC);
 // then, on the open descriptor: a regular file, owned by the effective user, not writable by group
 // or others, at most max_bytes; its XXH3-128 digest is computed from the bytes read through that same
-// descriptor. Loading through the descriptor (/proc/self/fd/N, jit/jit_library.h) makes the file
+// descriptor. Loading through the descriptor (/proc/self/fd/N, backend/cpu/jit/jit_library.h) makes the file
 // checked the file loaded: renaming another file over the path afterwards changes nothing.
 //
 //   SDX_ASSIGN_OR_RETURN(VerifiedFile f, VerifiedFile::open(path, kMaxLibraryBytes), "kernel k");

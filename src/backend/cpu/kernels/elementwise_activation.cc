@@ -1,7 +1,7 @@
 // Activations: Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish,
 // Softplus, Softsign, Tanh, Gelu, Mish, Swish, ThresholdedRelu, Shrink.
 // Float attributes are read once at load; 16-bit floats compute in float. The functors the
-// fused ops share (Relu, Sigmoid, Gelu, Swish, ...) live in backend/cpu/activation.h.
+// fused ops share (Relu, Sigmoid, Gelu, Swish, ...) live in backend/cpu/kernels/util/activation.h.
 //
 // NaN: every activation maps NaN to NaN, as the ONNX reference does (activation.h), except the two
 // whose ONNX definition selects a constant 0 when a comparison fails: ThresholdedRelu

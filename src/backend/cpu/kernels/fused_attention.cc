@@ -1,7 +1,7 @@
 // sdx.Attention (schema and semantics in ir/schemas/fused_attention.cc): scaled dot-product attention
 // over [B, H, S, D] inputs with an optional bool or additive mask and causal masking, float32/float64.
 //
-// The softmax is streamed (see backend/cpu/fused_attention.h): per (batch, head) and block of query rows,
+// The softmax is streamed (see backend/cpu/kernels/fused_attention.h): per (batch, head) and block of query rows,
 // key blocks are folded into a running row maximum m and row sum l, FlashAttention-style:
 //   s = scale * Q_blk . K_blk^T (+ mask)          one GEMM into a [block_q, block_kv] scratch (dot_rows
 //                                                  for a lone float query row: a decode step)

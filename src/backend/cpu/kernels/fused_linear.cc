@@ -4,12 +4,12 @@
 // forms (X float32 only) W float16 widened to float, or W int8 times the per-column W_scale.
 //
 // X is read as one [M, K] matrix (M = the product of its leading dims).
-// - Small M (<= kSmallMMaxRows, a decoder step): the small-M kernel (backend/cpu/gemv/small_m_gemm.h)
+// - Small M (<= kSmallMMaxRows, a decoder step): the small-M kernel (backend/cpu/gemm/small_m_gemm.h)
 //   streams W once in its stored precision, split over the pool by blocks of columns; each chunk's bias
 //   and activation run right after its product, on the same thread, while it is in cache. The bound
 //   call repacks a constant W once into contiguous column blocks (same bits, sequential reads).
 // - Larger M, float32 X and W with W a graph initializer: oneDNN's matmul primitive on W packed into
-//   its blocked layout (backend/cpu/onednn_matmul.h): once, at prepare(), for the bound call; on every
+//   its blocked layout (backend/cpu/onednn/onednn_matmul.h): once, at prepare(), for the bound call; on every
 //   call for run(). Bias and LeakyRelu (alpha > 0) are oneDNN post-ops, other activations sdx's epilogue
 //   (Relu included: oneDNN's turns NaN into 0).
 //   Products too small to gain and builds without oneDNN take the gemm path below.

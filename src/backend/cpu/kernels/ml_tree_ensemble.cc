@@ -1,5 +1,5 @@
 // TreeEnsemble (ai.onnx.ml opset 5): the unified tree ensemble. Attributes are parsed
-// into the shared ml::TreeModel (backend/cpu/ml_tree.h), validated once at load time,
+// into the shared ml::TreeModel (backend/cpu/kernels/util/ml_tree.h), validated once at load time,
 // then every row walks every tree and the leaf weights are aggregated per target.
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // MatMul (numpy semantics: batched broadcasting, 1-D operands) and Gemm.
 //
 // A float32 MatMul whose B is a 2-D graph initializer multiplies all of A's rows at once ([B*M, K] x
-// [K, N]) on oneDNN with B packed once (backend/cpu/onednn_matmul.h, the path of sdx.Linear), when
+// [K, N]) on oneDNN with B packed once (backend/cpu/onednn/onednn_matmul.h, the path of sdx.Linear), when
 // there are more rows than the small-M kernel takes and oneDNN takes the shape; run() and the bound
 // call choose the same way (from init()'s node and the shapes). Everything else goes through gemm().
 #include <cstdint>

@@ -49,7 +49,7 @@
 // shared by every convolution and grown to the largest one made so far on the thread's first call
 // after it was made: no steady-state call allocates. oneDNN's execute still makes small heap
 // allocations of its own on each call (its argument map, ~30 per primitive: measured in
-// tests/backend/cpu/onednn_conv_test.cc). One OneDnnConv must not run on two threads at once (it
+// tests/backend/cpu/onednn/onednn_conv_test.cc). One OneDnnConv must not run on two threads at once (it
 // owns its buffers), like any bound call.
 #pragma once
 

@@ -42,7 +42,7 @@
 
 namespace sdx::cpu {
 
-class FusedActivation;  // backend/cpu/activation.h
+class FusedActivation;  // backend/cpu/kernels/util/activation.h
 
 class OneDnnMatMul {
  public:

@@ -1,7 +1,7 @@
 // Dynamically quantized int8 small-M GEMM (see int8_dynamic_gemm.h): the packing of W, the portable
 // quantization and kernel, and the run-time choice of the vector ones (int8_dynamic_gemm_avx2.cc,
 // int8_dynamic_gemm_avx512.cc). The portable code spells out the arithmetic contract; the vector code
-// must reproduce it bit for bit (tests/backend/cpu/gemv/int8_dynamic_gemm_test.cc).
+// must reproduce it bit for bit (tests/backend/cpu/quant/int8_dynamic_gemm_test.cc).
 #include "backend/cpu/quant/int8_dynamic_gemm.h"
 
 #include <cmath>

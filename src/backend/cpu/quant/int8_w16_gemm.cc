@@ -1,7 +1,7 @@
 // int8-weight small-M GEMM with X rounded to int16 (see int8_w16_gemm.h): the packing of W, the portable
 // quantization and kernel, and the run-time choice of the vector ones (int8_w16_gemm_avx2.cc,
 // int8_w16_gemm_avx512.cc). The portable code spells out the arithmetic contract; the vector code must
-// reproduce it bit for bit (tests/backend/cpu/gemv/int8_w16_gemm_test.cc).
+// reproduce it bit for bit (tests/backend/cpu/quant/int8_w16_gemm_test.cc).
 #include "backend/cpu/quant/int8_w16_gemm.h"
 
 #include <climits>

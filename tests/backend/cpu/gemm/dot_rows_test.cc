@@ -1,4 +1,4 @@
-// dot_rows (backend/cpu/gemv/dot_rows.h): the vectorized path against the portable one bit for bit, and
+// dot_rows (backend/cpu/gemm/dot_rows.h): the vectorized path against the portable one bit for bit, and
 // both against a double-precision reference, on odd sizes (d not a multiple of 8, odd row counts, ld > d).
 #include "backend/cpu/gemm/dot_rows.h"
 

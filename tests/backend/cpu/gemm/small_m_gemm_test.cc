@@ -1,4 +1,4 @@
-// The small-M kernel (backend/cpu/gemv/small_m_gemm.h) for float32, float16 and int8 weights: against a
+// The small-M kernel (backend/cpu/gemm/small_m_gemm.h) for float32, float16 and int8 weights: against a
 // double-precision reference on odd sizes (column tails of 1..7 and partial 64-column blocks, K not a
 // multiple of 8), the vectorized kernel against the portable one bit for bit, and the threaded split
 // against the unthreaded one bit for bit.

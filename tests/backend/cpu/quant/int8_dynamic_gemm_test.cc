@@ -1,4 +1,4 @@
-// The dynamically quantized int8 kernel (backend/cpu/gemv/int8_dynamic_gemm.h): every path (portable, AVX2,
+// The dynamically quantized int8 kernel (backend/cpu/quant/int8_dynamic_gemm.h): every path (portable, AVX2,
 // AVX-512 VNNI; a path the CPU lacks is skipped) against a reference written from the header's contract
 // (bit for bit: the integer sums are exact, so the float formula must come out identical) and within 2 ulp
 // of the same product in double precision, on odd sizes, strided operands, special rows (zero, NaN/Inf,

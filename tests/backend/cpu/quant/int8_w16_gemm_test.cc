@@ -1,4 +1,4 @@
-// The int8-weight GEMM with X rounded to int16 (backend/cpu/gemv/int8_w16_gemm.h): every path (portable,
+// The int8-weight GEMM with X rounded to int16 (backend/cpu/quant/int8_w16_gemm.h): every path (portable,
 // AVX2, AVX-512 VNNI; a path the CPU lacks is skipped) against a reference written from the header's
 // contract (bit for bit: the integer sums are exact, so the float formula must come out identical) and the
 // vector paths against the portable one, on odd sizes and strided operands; within 2 ulp of the same

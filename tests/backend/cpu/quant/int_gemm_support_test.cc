@@ -1,4 +1,4 @@
-// The pieces the integer GEMMs share (backend/cpu/gemv/int_gemm_support.h): the row maximum on the AVX2
+// The pieces the integer GEMMs share (backend/cpu/quant/int_gemm_support.h): the row maximum on the AVX2
 // path equals the portable one on every tail length and with Inf/NaN/negative zero anywhere; the row scale
 // rule; the path choice follows the SIMD level.
 #include "backend/cpu/quant/int_gemm_support.h"

@@ -1,4 +1,4 @@
-// Tests for src/backend/cpu/float8.{h,cc}: small-float and packed conversions used by the
+// Tests for src/backend/cpu/quant/float8.{h,cc}: small-float and packed conversions used by the
 // cast and quantization kernels. (They were also checked bit for bit against ml_dtypes
 // on ~24k float32 values covering every encoding, its neighbours and midpoints.)
 #include <gtest/gtest.h>

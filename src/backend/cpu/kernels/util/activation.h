@@ -37,7 +37,7 @@
 // `x > lo ? x : lo` or fmax/fmin (which return the number); on x86 they compile to max(lo, x) /
 // min(hi, x), never max(x, lo): maxps/minps return their second operand when either is NaN. Relu is
 // `x <= 0 ? 0 : x`: NaN passes, and -0 and negatives give +0 (what numpy's maximum(x, 0) and oneDNN
-// give). tests/backend/cpu/activation_test.cc pins this for the scalar functors and for every lane
+// give). tests/backend/cpu/kernels/util/activation_test.cc pins this for the scalar functors and for every lane
 // and tail position of epilogue_row; tests/python/test_nan_semantics.py checks the kernels, fused
 // ops and JIT segments against onnx.reference.
 #pragma once
