@@ -258,7 +258,7 @@ bool split_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
 
 namespace {
 // A few rows times a row-major B (a GEMV at M = 1): the small-M kernel streams B once, split over the
-// pool by columns (gemv/small_m_gemm.h). Degenerate shapes keep the reference path's semantics.
+// pool by columns (small_m_gemm.h). Degenerate shapes keep the reference path's semantics.
 bool small_m_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (trans_a || trans_b || !small_m_gemm_applies(M, N, K) || alpha == 0.f) return false;
@@ -268,7 +268,7 @@ bool small_m_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, 
 }
 
 // Fewer than 8 columns whose op(B) columns are contiguous (B transposed, or a single column): each element
-// of C is one dot product (gemv/dot_rows.h), e.g. a classifier head [M, K] x [K, 1]. The blocked kernel
+// of C is one dot product (dot_rows.h), e.g. a classifier head [M, K] x [K, 1]. The blocked kernel
 // would pack B and run its scalar column tail; a BLAS call costs more to set up than the product.
 bool narrow_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {

@@ -9,9 +9,9 @@
 // garbage or NaN). Any of M, N, K may be zero (K == 0 gives C = beta * C).
 //
 // Float32 with M <= kSmallMMaxRows (8), no transposes and N >= 8 takes the small-M kernel
-// (gemv/small_m_gemm.h: one FMA chain per element, columns split over the session's pool). Float32
+// (small_m_gemm.h: one FMA chain per element, columns split over the session's pool). Float32
 // with N < 8 and contiguous op(B) columns (trans_b, or N == 1 with ldb == 1) computes each element as
-// one dot product (gemv/dot_rows.h), at any M.
+// one dot product (dot_rows.h), at any M.
 //
 // Other float32 products go to OpenBLAS when it runs kernels for this CPU, else (no OpenBLAS, or an
 // OpenBLAS that fell back to an older core's kernels) to sdx's register-tiled kernel on CPUs with AVX2 or
