@@ -1,7 +1,7 @@
 // Xxh3Digest: the XXH3-128 digest (xxHash) of a byte stream as 32 lowercase hex digits, so sdx can check
 // that a file it is about to load code from holds the bytes it wrote (the JIT disk cache's manifests,
 // backend/cpu/jit/cache_manifest.h). It guards against truncated, bit-flipped or replaced files; the
-// folder's ownership and mode checks (jit/cache_permissions.h, jit/verified_file.h) keep other users
+// folder's ownership and mode checks (backend/cpu/jit/cache_permissions.h, verified_file.h) keep other users
 // out, and a process running as the same user could rewrite the manifest too, so a cryptographic hash
 // would add nothing. Why not SHA-256 (libcrypto) as before: OpenSSL initializes itself on first use
 // (its configuration and providers), 0.9-1.1 ms in the first kernel load of every process on this VM,

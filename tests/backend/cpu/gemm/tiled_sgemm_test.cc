@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/threading/thread_pool.h"
 
 namespace sdx::cpu {
 namespace {
