@@ -923,13 +923,13 @@ NB_MODULE(_sdx, m) {
     return nb::make_tuple(testing::outcome_name(r.outcome), r.reason, r.millis, r.replayed, r.replay_note);
   }, nb::arg("case_dir"), nb::arg("rtol") = 1e-3, nb::arg("atol") = 1e-7);
   // Machine figures for the benchmarks (bench/suite.py): measured fp32 FMA peak and memory read bandwidth.
-  m.def("fma_isa_name", [] { return std::string(tools::fma_isa_name()); });
+  m.def("fma_isa_name", [] { return std::string(obs::fma_isa_name()); });
   m.def("measure_fma_peak", [](int threads, double seconds, int repeats) {
     nb::gil_scoped_release release;
-    return tools::measure_fma_peak(threads, seconds, repeats);
+    return obs::measure_fma_peak(threads, seconds, repeats);
   }, nb::arg("threads") = 1, nb::arg("seconds") = 0.1, nb::arg("repeats") = 3);
   m.def("measure_memory_bandwidth", [](int threads, size_t bytes, int repeats) {
     nb::gil_scoped_release release;
-    return tools::measure_memory_bandwidth(threads, bytes, repeats);
+    return obs::measure_memory_bandwidth(threads, bytes, repeats);
   }, nb::arg("threads") = 1, nb::arg("bytes") = 0, nb::arg("repeats") = 5);
 }

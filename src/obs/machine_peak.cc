@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace sdx::tools {
+namespace sdx::obs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -286,4 +286,4 @@ double measure_memory_bandwidth(int threads, size_t bytes, int repeats) {
   return best;
 }
 
-}  // namespace sdx::tools
+}  // namespace sdx::obs

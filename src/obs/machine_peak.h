@@ -4,9 +4,9 @@
 // decoder step's bytes per second as a fraction of what memory delivers, so both must be measured on the
 // machine at hand, with the same thread count, rather than taken from a datasheet.
 //
-//   double peak = sdx::tools::measure_fma_peak(2);            // GFLOP/s, 2 threads at once
-//   double bw = sdx::tools::measure_memory_bandwidth(2);      // GB/s (1e9 bytes/s), read stream
-//   printf("%s: %.0f GFLOP/s, %.1f GB/s\n", sdx::tools::fma_isa_name(), peak, bw);
+//   double peak = sdx::obs::measure_fma_peak(2);            // GFLOP/s, 2 threads at once
+//   double bw = sdx::obs::measure_memory_bandwidth(2);      // GB/s (1e9 bytes/s), read stream
+//   printf("%s: %.0f GFLOP/s, %.1f GB/s\n", sdx::obs::fma_isa_name(), peak, bw);
 //
 // The FMA loop uses the widest vector ISA the CPU reports at run time (AVX-512F, else AVX2+FMA, else a
 // portable scalar loop) with enough independent accumulators to hide the FMA latency on two FMA ports.
@@ -16,7 +16,7 @@
 
 #include <cstddef>
 
-namespace sdx::tools {
+namespace sdx::obs {
 
 // "avx512f", "avx2+fma" or "scalar": the ISA measure_fma_peak uses on this CPU.
 const char* fma_isa_name();
@@ -30,4 +30,4 @@ double measure_fma_peak(int threads, double seconds = 0.1, int repeats = 3);
 // touches its part so the pages are local to it.
 double measure_memory_bandwidth(int threads, std::size_t bytes = 0, int repeats = 5);
 
-}  // namespace sdx::tools
+}  // namespace sdx::obs

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-namespace sdx::tools {
+namespace sdx::obs {
 namespace {
 
 // Only sanity: the figures are positive and finite, and a call is quick. Performance itself is measured
@@ -41,4 +41,4 @@ TEST(MachinePeak, TinyBufferStillStreams) {
 }
 
 }  // namespace
-}  // namespace sdx::tools
+}  // namespace sdx::obs
