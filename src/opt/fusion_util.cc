@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/tensor_values.h"
+#include "ir/activation.h"
 #include "opt/rewrite_util.h"
 
 namespace sdx::opt {
@@ -125,24 +126,13 @@ Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::strin
 std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
   if (!n.domain().empty() || n.num_outputs() != 1) return std::nullopt;
   const std::string& op = n.op_type();
-  if (op == "Relu") return EpilogueActivation{"relu", {}};
-  if (op == "LeakyRelu") return EpilogueActivation{"leaky_relu", {n.attr_float("alpha", 0.01f)}};
-  if (op == "Sigmoid") return EpilogueActivation{"sigmoid", {}};
-  if (op == "Tanh") return EpilogueActivation{"tanh", {}};
-  if (op == "HardSwish") return EpilogueActivation{"hard_swish", {}};
-  if (op == "HardSigmoid")
-    return EpilogueActivation{"hard_sigmoid", {n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)}};
-  if (op == "Swish") {
-    const float alpha = n.attr_float("alpha", 1.f);
-    return alpha == 1.f ? EpilogueActivation{"silu", {}} : EpilogueActivation{"silu", {alpha}};
-  }
-  if (op == "Gelu") {
+  if (op == "Gelu") {  // two rows: the `approximate` attribute picks one
     const std::string a = n.attr_string("approximate", "none");
     if (a == "none") return EpilogueActivation{"gelu", {}};
     if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}};
     return std::nullopt;
   }
-  if (op == "Clip") {
+  if (op == "Clip") {  // bounds from attributes before opset 11, from constant inputs after
     constexpr float kInf = std::numeric_limits<float>::infinity();
     if (n.opset() < 11) {
       if (n.num_inputs() != 1) return std::nullopt;
@@ -151,6 +141,16 @@ std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
     auto lo = clip_bound(n, 1, -kInf), hi = clip_bound(n, 2, kInf);
     if (!lo || !hi) return std::nullopt;
     return EpilogueActivation{"clip", {*lo, *hi}};
+  }
+  // The other rows of ir/activation_defs.inc: each parameter read from its attribute, or its default.
+  for (const ir::ActivationInfo& a : ir::activations()) {
+    if (a.onnx_op != op) continue;
+    EpilogueActivation e{std::string(a.name), {}};
+    for (int i = 0; i < a.max_params; ++i)
+      e.params.push_back(n.attr_float(std::string(a.params[i].attribute), a.params[i].default_value));
+    // Swish with alpha 1 is plain SiLU: written without parameters, as the fused ops have always had it.
+    if (a.kind == ir::ActivationKind::kSilu && e.params[0] == 1.f) e.params.clear();
+    return e;
   }
   return std::nullopt;
 }

@@ -46,9 +46,9 @@ std::optional<std::vector<int64_t>> reduce_axes_keepdims(const ir::Node& reduce)
 // rank < 0: unknown rank, then only [-1]).
 bool is_last_axis(const std::vector<int64_t>& axes, int rank);
 
-// The activation an ONNX node computes, in the form the sdx fused ops take it (activation.h):
-// Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Swish, HardSigmoid, HardSwish, Clip with constant
-// bounds that floats hold exactly. nullopt for anything else.
+// The activation an ONNX node computes, in the form the sdx fused ops take it: the ONNX ops of the
+// activation table (ir/activation_defs.inc), Clip only with constant bounds that floats hold exactly.
+// nullopt for anything else.
 struct EpilogueActivation {
   std::string name;
   std::vector<float> params;

@@ -19,16 +19,9 @@
 //
 //   activation     activation_params   computes (the ONNX op it stands for)
 //   "none"         -                   x
-//   "relu"         -                   Relu
 //   "leaky_relu"   [alpha=0.01]        LeakyRelu(alpha)
-//   "sigmoid"      -                   Sigmoid
-//   "tanh"         -                   Tanh
-//   "gelu"         -                   Gelu(approximate="none")
-//   "gelu_tanh"    -                   Gelu(approximate="tanh")
-//   "silu"         [alpha=1]           Swish(alpha): x * Sigmoid(alpha * x)
-//   "hard_sigmoid" [alpha=0.2, beta=0.5] HardSigmoid(alpha, beta)
-//   "hard_swish"   -                   HardSwish
 //   "clip"         [min, max]          Clip(min, max) (min(max(x, lo), hi), NaN passes)
+//   ... every name, its ONNX op and its parameters with their defaults: ir/activation_defs.inc.
 //
 // NaN and infinities: every functor propagates a NaN input to a NaN output, as the ONNX reference
 // (onnx.reference, numpy's NaN-propagating maximum/minimum) does, so a NaN in a model
@@ -51,6 +44,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels/util/float_row.h"
+#include "ir/activation.h"
 #include "backend/cpu/simd/vector_ops.h"
 #include "core/status.h"
 #include "ir/graph.h"
@@ -280,72 +274,38 @@ void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
 
 class FusedActivation {
  public:
-  enum class Kind {
-    kNone,
-    kRelu,
-    kLeakyRelu,
-    kSigmoid,
-    kTanh,
-    kGelu,
-    kGeluTanh,
-    kSilu,
-    kHardSigmoid,
-    kHardSwish,
-    kClip
-  };
+  using Kind = ir::ActivationKind;
 
   // Reads `activation` and `activation_params`; unknown names and wrong parameter counts fail.
   static Result<FusedActivation> from_node(const ir::Node& node) {
     return make(node.attr_string("activation", "none"), node.attr_floats("activation_params"));
   }
+  // The names, their parameter counts and defaults: ir/activation_defs.inc.
   static Result<FusedActivation> make(const std::string& name, const std::vector<float>& params) {
     FusedActivation a;
-    auto want = [&](size_t lo, size_t hi) -> Status {
-      if (params.size() < lo || params.size() > hi)
-        return invalid_argument("activation '" + name + "' takes " + std::to_string(lo) + ".." + std::to_string(hi) +
-                                " activation_params, got " + std::to_string(params.size()));
-      return Status::ok();
-    };
-    auto param = [&](size_t i, float def) { return i < params.size() ? params[i] : def; };
-    if (name == "none") {
-      a.kind_ = Kind::kNone;
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "relu") {
-      a.kind_ = Kind::kRelu;
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "leaky_relu") {
-      a.kind_ = Kind::kLeakyRelu;
-      SDX_RETURN_IF_ERROR(want(0, 1), "");
-      a.leaky_.alpha = param(0, 0.01f);
-    } else if (name == "sigmoid") {
-      a.kind_ = Kind::kSigmoid;
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "tanh") {
-      a.kind_ = Kind::kTanh;
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "gelu" || name == "gelu_tanh") {
-      a.kind_ = name == "gelu" ? Kind::kGelu : Kind::kGeluTanh;
-      a.gelu_.tanh_approx = name == "gelu_tanh";
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "silu") {
-      a.kind_ = Kind::kSilu;
-      SDX_RETURN_IF_ERROR(want(0, 1), "");
-      a.swish_.alpha = param(0, 1.f);
-    } else if (name == "hard_sigmoid") {
-      a.kind_ = Kind::kHardSigmoid;
-      SDX_RETURN_IF_ERROR(want(0, 2), "");
-      a.hard_sigmoid_.alpha = param(0, 0.2f);
-      a.hard_sigmoid_.beta = param(1, 0.5f);
-    } else if (name == "hard_swish") {
-      a.kind_ = Kind::kHardSwish;
-      SDX_RETURN_IF_ERROR(want(0, 0), "");
-    } else if (name == "clip") {
-      a.kind_ = Kind::kClip;
-      SDX_RETURN_IF_ERROR(want(2, 2), "");
-      a.clip_.lo = params[0];
-      a.clip_.hi = params[1];
-    } else {
-      return invalid_argument("unknown activation '" + name + "'");
+    const ir::ActivationInfo* info = name == "none" ? nullptr : ir::find_activation(name);
+    if (name != "none" && !info) return invalid_argument("unknown activation '" + name + "'");
+    const size_t lo = info ? static_cast<size_t>(info->min_params) : 0, hi = info ? static_cast<size_t>(info->max_params) : 0;
+    if (params.size() < lo || params.size() > hi)
+      return invalid_argument("activation '" + name + "' takes " + std::to_string(lo) + ".." + std::to_string(hi) +
+                              " activation_params, got " + std::to_string(params.size()));
+    if (!info) return a;
+    auto param = [&](size_t i) { return i < params.size() ? params[i] : info->params[i].default_value; };
+    a.kind_ = info->kind;
+    switch (a.kind_) {
+      case Kind::kLeakyRelu: a.leaky_.alpha = param(0); break;
+      case Kind::kGelu:
+      case Kind::kGeluTanh: a.gelu_.tanh_approx = a.kind_ == Kind::kGeluTanh; break;
+      case Kind::kSilu: a.swish_.alpha = param(0); break;
+      case Kind::kHardSigmoid:
+        a.hard_sigmoid_.alpha = param(0);
+        a.hard_sigmoid_.beta = param(1);
+        break;
+      case Kind::kClip:
+        a.clip_.lo = param(0);
+        a.clip_.hi = param(1);
+        break;
+      default: break;  // no parameters
     }
     return a;
   }

@@ -157,3 +157,34 @@ TEST(Activation, ClipWithNaNBoundGivesNaN) {
 
 }  // namespace
 }  // namespace sdx::cpu
+
+namespace sdx::cpu {
+namespace {
+
+// FusedActivation takes every name of the activation table with its parameter counts, fills missing
+// parameters with the table's defaults, and refuses one parameter too many.
+TEST(Activation, FusedActivationTakesEveryRowOfTheTable) {
+  for (const ir::ActivationInfo& row : ir::activations()) {
+    const std::string name(row.name);
+    std::vector<float> defaults;
+    for (int i = 0; i < row.max_params; ++i) defaults.push_back(row.params[i].default_value);
+    auto full = FusedActivation::make(name, defaults);
+    ASSERT_TRUE(full.is_ok()) << name << ": " << full.status().to_string();
+    const float x = 0.7f, want = full->visit([&](auto f) { return static_cast<float>(f(x)); });
+    for (int n = row.min_params; n <= row.max_params; ++n) {
+      auto a = FusedActivation::make(name, std::vector<float>(defaults.begin(), defaults.begin() + n));
+      ASSERT_TRUE(a.is_ok()) << name << " with " << n << " params: " << a.status().to_string();
+      EXPECT_EQ(a->kind(), row.kind) << name;
+      // Missing parameters take the table's defaults.
+      EXPECT_EQ(a->visit([&](auto f) { return static_cast<float>(f(x)); }), want) << name << " with " << n << " params";
+    }
+    EXPECT_FALSE(FusedActivation::make(name, std::vector<float>(static_cast<size_t>(row.max_params) + 1, 0.f)).is_ok())
+        << name;
+  }
+  EXPECT_TRUE(FusedActivation::make("none", {}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("none", {1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("swish", {}).is_ok());  // the table's name is "silu"
+}
+
+}  // namespace
+}  // namespace sdx::cpu
