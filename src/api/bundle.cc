@@ -17,7 +17,7 @@ namespace {
 
 }  // namespace
 
-bundle::PlanRecord plan_record(const runtime::PlanEntry& e) { return plan_record(*e.plan, e.signature, e.shapes); }
+bundle::PlanRecord plan_record(const runtime::PlanEntry& e) { return plan_record(*e.plan, e.signature, e.shapes()); }
 
 bundle::PlanRecord plan_record(const plan::Plan& plan, const runtime::ShapeSignature& signature,
                                const std::vector<plan::RecordedSlot>& shapes) {
@@ -120,7 +120,7 @@ Result<std::string> compile_bundle(const std::string& model_bytes, runtime::Sess
     for (int i = 0; i <= s->options().warmup_runs; ++i)
       SDX_RETURN_IF_ERROR(s->run(*ctx, args.data(), args.size()), "warmup of input set " + std::to_string(c));
     const runtime::PlanEntry* e = ctx->current();
-    if (!e || e->shapes.empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
+    if (!e || e->shapes().empty()) return internal_error("input set " + std::to_string(c) + " left no warmup record");
     plans.push_back(plan_record(*e));
   }
   // The fused kernels of these plans compile in the background: wait for them, so that they are in the

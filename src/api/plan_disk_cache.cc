@@ -80,7 +80,7 @@ class PlanCacheWriter {
 
   // On the capturing thread: a plan of every output whose signature the entry lacks is queued.
   void captured(const runtime::PlanEntry& e) {
-    if (e.plan.get() != &session_.plan() || e.shapes.empty()) {
+    if (e.plan.get() != &session_.plan() || e.shapes().empty()) {
       // A plan for a subset of the outputs is not kept; neither are the weight copies its capture
       // recorded, which nothing would then free (not while a write reads them: write_mu_).
       std::lock_guard<std::mutex> writing(write_mu_);

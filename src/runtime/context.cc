@@ -34,7 +34,7 @@ void Context::reclaim() {
     // Acquire pairs with the cache's release store: the cache no longer counts this entry.
     if (e.evicted.load(std::memory_order_acquire)) {
       drop(i);
-    } else if (e.passivated.load(std::memory_order_acquire) && !e.blocks.empty()) {
+    } else if (e.passivated.load(std::memory_order_acquire) && e.holds_memory()) {
       release_memory(e);  // back to WARMUP with the record kept; the next call re-freezes from it
     }
   }
@@ -44,14 +44,7 @@ PlanEntry& Context::entry_for(const std::vector<int>& outputs, const ShapeSignat
                               uint64_t hash, const std::shared_ptr<const plan::Plan>& plan) {
   for (auto& e : entries_)
     if (e->hash == hash && e->mode == mode && e->outputs == outputs && e->signature == sig) return *e;
-  auto e = std::make_unique<PlanEntry>();
-  e->outputs = outputs;
-  e->signature = sig;
-  e->mode = mode;
-  e->hash = hash;
-  e->plan = plan;
-  e->recorder = std::make_unique<ShapeRecorder>(*plan);
-  entries_.push_back(std::move(e));
+  entries_.push_back(std::make_unique<PlanEntry>(outputs, sig, mode, hash, plan));
   cache_->admit(entries_.back().get());
   return *entries_.back();
 }

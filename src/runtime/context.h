@@ -41,7 +41,7 @@ class Context {
   size_t num_outputs() const { return outputs_.size(); }
   const Datum& output(size_t i) const { return outputs_[i]; }
   // The phase of the plan the last run used (WARMUP before the first run).
-  PlanPhase phase() const { return last_ ? last_->phase : PlanPhase::kWarmup; }
+  PlanPhase phase() const { return last_ ? last_->phase() : PlanPhase::kWarmup; }
   const PlanEntry* current() const { return last_; }
   const std::vector<std::unique_ptr<PlanEntry>>& entries() const { return entries_; }
 

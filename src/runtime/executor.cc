@@ -94,31 +94,31 @@ Status Executor::place_memory(Context& ctx, PlanEntry& e) const {
   std::vector<plan::StaticInput> inputs;
   for (size_t i = 0; i < c_.input_values->size(); ++i)
     inputs.push_back({(*c_.input_values)[i], e.signature[i].first, e.signature[i].second});
-  SDX_ASSIGN_OR_RETURN(plan::MemoryLayout layout, plan::layout_memory(plan, e.shapes, outputs, inputs), "");
-  e.memory = std::move(layout.memory);
+  SDX_ASSIGN_OR_RETURN(plan::MemoryLayout layout, plan::layout_memory(plan, e.shapes_, outputs, inputs), "");
+  e.memory_ = std::move(layout.memory);
   diag(DiagCategory::kColoring, DiagLevel::kSummary, "COLORING_DONE", [&] {
-    return std::to_string(e.memory.num_requests) + " values -> " + std::to_string(e.memory.num_colors()) + " colors (" +
-           plan::strategy_name(e.memory.chosen) + "): " + plan::format_bytes(e.memory.naive_bytes) + " one buffer per value, " +
-           plan::format_bytes(std::min(e.memory.coloring_bytes, e.memory.arena_bytes)) + " planned, peak live " +
-           plan::format_bytes(e.memory.peak_live_bytes);
+    return std::to_string(e.memory_.num_requests) + " values -> " + std::to_string(e.memory_.num_colors()) + " colors (" +
+           plan::strategy_name(e.memory_.chosen) + "): " + plan::format_bytes(e.memory_.naive_bytes) + " one buffer per value, " +
+           plan::format_bytes(std::min(e.memory_.coloring_bytes, e.memory_.arena_bytes)) + " planned, peak live " +
+           plan::format_bytes(e.memory_.peak_live_bytes);
   });
-  e.planned.assign(g.values().size(), Tensor());
-  e.bytes = 0;
-  const size_t first = e.blocks.size();
+  e.planned_.assign(g.values().size(), Tensor());
+  e.bytes_ = 0;
+  const size_t first = e.blocks_.size();
   for (size_t b = 0; b < layout.block_bytes.size(); ++b) {
     const int64_t bytes = layout.block_bytes[b];
     std::shared_ptr<void> block = c_.cache->pool().acquire(bytes, layout.block_dtype[b], Device::kCpu);
     if (!block) return resource_exhausted("cannot allocate a " + plan::format_bytes(bytes) + " frozen buffer");
-    e.bytes += bytes;
-    e.blocks.push_back(FrozenBlock{std::move(block), bytes, layout.block_dtype[b]});
+    e.bytes_ += bytes;
+    e.blocks_.push_back(FrozenBlock{std::move(block), bytes, layout.block_dtype[b]});
   }
   for (const plan::Placement& p : layout.placements) {
-    Tensor& t = e.planned[static_cast<size_t>(p.value)];
+    Tensor& t = e.planned_[static_cast<size_t>(p.value)];
     if (p.block < 0) {  // a string input: a tensor of its own, assigned element-wise on each call
       SDX_ASSIGN_OR_RETURN(t, Tensor::allocate(p.dtype, p.shape), "static input");
       continue;
     }
-    const FrozenBlock& b = e.blocks[first + static_cast<size_t>(p.block)];
+    const FrozenBlock& b = e.blocks_[first + static_cast<size_t>(p.block)];
     t = Tensor::borrow(p.dtype, p.shape, static_cast<char*>(b.block.get()) + p.offset, b.block);
   }
   return Status::ok();
@@ -128,7 +128,7 @@ void Executor::build_jit_plan(Context& ctx, PlanEntry& e) const {
   // CPU_JIT: the fusible segments of this plan at these shapes; their kernels compile in the
   // background from here on (a disk-cache hit is loaded now). Kept across passivation.
   const plan::Plan& plan = *e.plan;
-  const std::vector<plan::RecordedSlot>& rec = e.shapes;
+  const std::vector<plan::RecordedSlot>& rec = e.shapes_;
   std::vector<jit::ValueType> types(plan.slots().size());
   for (size_t s = 0; s < plan.slots().size(); ++s) {
     const plan::Slot& slot = plan.slots()[s];
@@ -146,48 +146,48 @@ void Executor::build_jit_plan(Context& ctx, PlanEntry& e) const {
       t = {true, rec[s].dtype, rec[s].shape};
     }
   }
-  e.jit = make_jit_plan(plan, types, *c_.jit);
+  e.jit_ = make_jit_plan(plan, types, *c_.jit);
 }
 
 Status Executor::freeze(Context& ctx, PlanEntry& e) const {
-  if (e.recorder) {
-    e.shapes = e.recorder->slots();
-    e.recorder.reset();
+  if (e.recorder_) {
+    e.shapes_ = e.recorder_->slots();
+    e.recorder_.reset();
   }
   SDX_RETURN_IF_ERROR(place_memory(ctx, e), "");
-  if (c_.jit && !e.jit) build_jit_plan(ctx, e);
-  e.phase = PlanPhase::kShapesFrozen;
+  if (c_.jit && !e.jit_) build_jit_plan(ctx, e);
+  e.phase_ = PlanPhase::kShapesFrozen;
   c_.cache->account(&e);
   return Status::ok();
 }
 
 Status Executor::warmup_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                              const char** fallback) const {
-  SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, e.recorder.get(), nullptr), "");
+  SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, e.recorder_.get(), nullptr), "");
   *fallback = "warming up: recording shapes";
   diag(DiagCategory::kWarmup, DiagLevel::kDetailed, "WARMUP_RUN", [&] {
-    return "warmup run " + std::to_string(e.warmup_runs + 1) + " of " + std::to_string(c_.warmup_runs) + " (" +
+    return "warmup run " + std::to_string(e.warmup_runs_ + 1) + " of " + std::to_string(c_.warmup_runs) + " (" +
            describe(args) + ")";
   });
-  if (++e.warmup_runs >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  if (++e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
   return Status::ok();
 }
 
 Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                               const char** fallback) const {
   std::unique_ptr<ReplayHandle> h;
-  if (!e.no_replay_reason) {
+  if (!e.no_replay_reason_) {
     std::vector<const ir::Value*> output_values;
     for (int o : outputs) output_values.push_back(c_.graph->outputs()[static_cast<size_t>(o)]);
     SDX_ASSIGN_OR_RETURN(h, ReplayHandle::capture(*c_.graph_executor, e, *c_.input_values, args, output_values,
                                                   ctx.variables_), "capture");
   }
   if (!h) {
-    SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned), "");
-    *fallback = e.no_replay_reason;
+    SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned_), "");
+    *fallback = e.no_replay_reason_;
     diag(DiagCategory::kFallback, DiagLevel::kSummary, "NO_REPLAY", [&] {
       return std::string("CPU_REPLAY unavailable for this plan, running slot by slot in frozen memory: ") +
-             (e.no_replay_reason ? e.no_replay_reason : "?");
+             (e.no_replay_reason_ ? e.no_replay_reason_ : "?");
     });
     if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
     return Status::ok();
@@ -209,17 +209,17 @@ void Executor::install(Context& ctx, PlanEntry& e, std::unique_ptr<ReplayHandle>
     diag(DiagCategory::kGaps, DiagLevel::kSummary, "GAP_STEPS", [&] {
       return std::to_string(h->count(NodePhase::kGap)) + " data-dependent steps run eagerly in every replay";
     });
-  e.replay = std::move(h);
-  e.phase = PlanPhase::kCaptured;
+  e.replay_ = std::move(h);
+  e.phase_ = PlanPhase::kCaptured;
   ctx.outputs_.clear();
-  for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
+  for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay_->output(i));
   ctx.outputs_owner_ = &e;
   if (c_.on_captured && *c_.on_captured) (*c_.on_captured)(e);
 }
 
 Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args,
                                const std::vector<int>& outputs) const {
-  if (e.no_replay_reason) return Status::ok();
+  if (e.no_replay_reason_) return Status::ok();
   std::vector<const ir::Value*> output_values;
   for (int o : outputs) output_values.push_back(c_.graph->outputs()[static_cast<size_t>(o)]);
   const ir::Node* must_run = nullptr;
@@ -241,30 +241,30 @@ Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args
 Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                              const char** fallback, bool* replayed) const {
   bool diverged = false;
-  SDX_RETURN_IF_ERROR(e.replay->replay(args, &diverged), "");
+  SDX_RETURN_IF_ERROR(e.replay_->replay(args, &diverged), "");
   if (diverged) {
     // An eagerly run step changed an output's type or shape with the input values: the bindings no
     // longer hold. Run this call slot by slot in the frozen memory and stop replaying this plan.
-    e.replay.reset();
-    e.phase = PlanPhase::kShapesFrozen;
-    e.no_replay_reason = "a step's output shape depends on input values; replay stopped for this plan";
-    SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned), "");
-    *fallback = e.no_replay_reason;
+    e.replay_.reset();
+    e.phase_ = PlanPhase::kShapesFrozen;
+    e.no_replay_reason_ = "a step's output shape depends on input values; replay stopped for this plan";
+    SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned_), "");
+    *fallback = e.no_replay_reason_;
     diag(DiagCategory::kFallback, DiagLevel::kSummary, "REPLAY_DIVERGED",
-         [&] { return std::string(e.no_replay_reason) + " (" + describe(args) + ")"; });
+         [&] { return std::string(e.no_replay_reason_) + " (" + describe(args) + ")"; });
     diag(DiagCategory::kGraphReplay, DiagLevel::kSummary, "DIVERGED", [&] { return describe(args); });
     return Status::ok();
   }
-  e.phase = PlanPhase::kReplaying;
-  ++e.replays;
+  e.phase_ = PlanPhase::kReplaying;
+  ++e.replays_;
   *replayed = true;
   if (ctx.outputs_owner_ != &e || ctx.outputs_.size() != outputs.size()) {
     ctx.outputs_.clear();
-    for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay->output(i));
+    for (size_t i = 0; i < outputs.size(); ++i) ctx.outputs_.push_back(e.replay_->output(i));
     ctx.outputs_owner_ = &e;
   } else {
     for (size_t i = 0; i < outputs.size(); ++i)
-      if (!e.replay->output_is_static(i)) ctx.outputs_[i] = e.replay->output(i);
+      if (!e.replay_->output_is_static(i)) ctx.outputs_[i] = e.replay_->output(i);
   }
   return Status::ok();
 }
@@ -272,7 +272,7 @@ Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
 Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      std::chrono::steady_clock::time_point t0, ExecutionReport* report) const {
   e.last_used.store(c_.cache->tick(), std::memory_order_relaxed);
-  if (e.calls == 0 && e.warmup_runs == 0 && e.phase == PlanPhase::kWarmup && e.shapes.empty()) {
+  if (e.calls_ == 0 && e.warmup_runs_ == 0 && e.phase_ == PlanPhase::kWarmup && e.shapes_.empty()) {
     // A new plan entry: its first calls run slot by slot to learn the shapes.
     diag(DiagCategory::kFallback, DiagLevel::kSummary, "NEW_SHAPE_SIGNATURE", [&] {
       return "new input-shape signature (" + describe(args) + "): " + std::to_string(c_.warmup_runs) +
@@ -282,8 +282,8 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
   }
   // A warmup record without frozen memory: from a bundle (a new entry), or kept when the plan cache
   // passivated the entry under memory pressure. Freeze from it now.
-  if (e.phase == PlanPhase::kWarmup && !e.shapes.empty()) {
-    if (e.calls == 0)
+  if (e.phase_ == PlanPhase::kWarmup && !e.shapes_.empty()) {
+    if (e.calls_ == 0)
       diag(DiagCategory::kCache, DiagLevel::kSummary, "PLAN_FROM_BUNDLE", [&] {
         return "warmup record of this signature from the bundle: frozen and bound on the first call, which replays (" +
                describe(args) + ")";
@@ -299,7 +299,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
   }
   const char* fallback = nullptr;
   bool replayed = false;
-  switch (e.phase) {
+  switch (e.phase_) {
     case PlanPhase::kWarmup: SDX_RETURN_IF_ERROR(warmup_call(ctx, e, args, outputs, &fallback), ""); break;
     case PlanPhase::kShapesFrozen: SDX_RETURN_IF_ERROR(capture_call(ctx, e, args, outputs, &fallback), ""); break;
     case PlanPhase::kCaptured:
@@ -323,35 +323,35 @@ void Executor::report_pool_moves() const {
 }
 
 void Executor::finish_call(PlanEntry& e, double us, bool replayed, const char* fallback, ExecutionReport* report) const {
-  ++e.calls;
-  e.avg_us += (us - e.avg_us) / static_cast<double>(std::min<int64_t>(e.calls, 100));
+  ++e.calls_;
+  e.avg_us_ += (us - e.avg_us_) / static_cast<double>(std::min<int64_t>(e.calls_, 100));
   if (replayed) diag(DiagCategory::kGraphReplay, DiagLevel::kFull, "REPLAY", [&] { return std::to_string(us) + " us"; });
   diag(DiagCategory::kExecute, DiagLevel::kFull, replayed ? "CALL_REPLAYED" : "CALL_SLOT_BY_SLOT",
-       [&] { return std::string(plan_phase_name(e.phase)) + ", " + std::to_string(us) + " us"; });
+       [&] { return std::string(plan_phase_name(e.phase_)) + ", " + std::to_string(us) + " us"; });
   diag(DiagCategory::kLatency, DiagLevel::kFull, "CALL_US", [&] { return std::to_string(us); });
   report_pool_moves();
   if (!report) return;
   fill_mode(*report);
   report->slot_count = static_cast<int32_t>(e.plan->slots().size());
   report->mode_used = replayed ? ExecutionMode::kCpuReplay : ExecutionMode::kSlotBySlot;
-  report->phase = e.phase;
-  report->replay_count = e.replays;
-  report->call_count = e.calls;
-  report->avg_latency_us = e.avg_us;
-  report->peak_memory_bytes = e.bytes;
-  report->captured_steps = e.replay ? e.replay->count(NodePhase::kCaptured) : 0;
-  report->gap_steps = e.replay ? e.replay->count(NodePhase::kGap) : 0;
-  report->slot_by_slot_steps = e.replay ? e.replay->count(NodePhase::kSlotBySlot) : 0;
+  report->phase = e.phase_;
+  report->replay_count = e.replays_;
+  report->call_count = e.calls_;
+  report->avg_latency_us = e.avg_us_;
+  report->peak_memory_bytes = e.bytes_;
+  report->captured_steps = e.replay_ ? e.replay_->count(NodePhase::kCaptured) : 0;
+  report->gap_steps = e.replay_ ? e.replay_->count(NodePhase::kGap) : 0;
+  report->slot_by_slot_steps = e.replay_ ? e.replay_->count(NodePhase::kSlotBySlot) : 0;
   report->fallback_reason = fallback;
   report->optimization = c_.optimization;
   report->jit_segments = report->jit_fused_segments = report->jit_fused_steps = 0;
   report->jit_pending_segments = report->jit_failed_segments = 0;
-  if (e.jit) {
-    report->jit_segments = static_cast<int32_t>(e.jit->segments.size());
-    report->jit_fused_segments = e.jit->count(jit::SegmentState::kFused);
-    report->jit_pending_segments = e.jit->count(jit::SegmentState::kCompiling) + e.jit->count(jit::SegmentState::kReady);
-    report->jit_failed_segments = e.jit->count(jit::SegmentState::kFailed) + e.jit->count(jit::SegmentState::kRejected);
-    for (const PlannedSegment& s : e.jit->segments)
+  if (e.jit_) {
+    report->jit_segments = static_cast<int32_t>(e.jit_->segments.size());
+    report->jit_fused_segments = e.jit_->count(jit::SegmentState::kFused);
+    report->jit_pending_segments = e.jit_->count(jit::SegmentState::kCompiling) + e.jit_->count(jit::SegmentState::kReady);
+    report->jit_failed_segments = e.jit_->count(jit::SegmentState::kFailed) + e.jit_->count(jit::SegmentState::kRejected);
+    for (const PlannedSegment& s : e.jit_->segments)
       if (s.fused) report->jit_fused_steps += s.segment.num_steps();
   }
 }

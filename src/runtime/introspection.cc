@@ -52,37 +52,37 @@ Result<std::vector<RecordedSlot>> run_captured(const Session& session, const std
   for (int i = 0; i < session.options().warmup_runs + 2; ++i)
     SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run " + std::to_string(i + 1));
   // Compiles in flight finish, then one more replay swaps their kernels in.
-  if (ctx->current()->jit && (ctx->current()->jit->count(jit::SegmentState::kCompiling) > 0 ||
-                              ctx->current()->jit->count(jit::SegmentState::kReady) > 0)) {
+  if (ctx->current()->jit() && (ctx->current()->jit()->count(jit::SegmentState::kCompiling) > 0 ||
+                              ctx->current()->jit()->count(jit::SegmentState::kReady) > 0)) {
     session.wait_for_jit(120.0);
     SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "introspection run after the JIT compiled");
   }
   const PlanEntry& e = *ctx->current();
-  if (e.jit) {
-    info.jit_threshold = e.jit->threshold;
-    for (const PlannedSegment& s : e.jit->segments)
+  if (e.jit()) {
+    info.jit_threshold = e.jit()->threshold;
+    for (const PlannedSegment& s : e.jit()->segments)
       info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
                                    jit::segment_state_name(s.state()), s.status()});
   }
-  info.phase = plan_phase_name(e.phase);
+  info.phase = plan_phase_name(e.phase());
   info.fallback = rep.fallback_reason ? rep.fallback_reason : "";
-  info.frozen_bytes = e.bytes;
-  if (e.replay) {
-    info.captured_steps = e.replay->count(NodePhase::kCaptured);
-    info.slot_by_slot_steps = e.replay->count(NodePhase::kSlotBySlot);
-    info.bound_steps = e.replay->num_bound();
-    info.elided_steps = e.replay->num_elided();
-    info.placed_inputs = e.replay->num_placed_inputs();
-    info.concurrent_groups = e.replay->num_concurrent_groups();
-    info.concurrent_steps = e.replay->num_concurrent_steps();
+  info.frozen_bytes = e.bytes();
+  if (e.replay()) {
+    info.captured_steps = e.replay()->count(NodePhase::kCaptured);
+    info.slot_by_slot_steps = e.replay()->count(NodePhase::kSlotBySlot);
+    info.bound_steps = e.replay()->num_bound();
+    info.elided_steps = e.replay()->num_elided();
+    info.placed_inputs = e.replay()->num_placed_inputs();
+    info.concurrent_groups = e.replay()->num_concurrent_groups();
+    info.concurrent_steps = e.replay()->num_concurrent_steps();
   }
   for (size_t i = 0; i < info.slots.size(); ++i) {
     SlotReport& row = info.slots[i];
     row.state = slot_state_name(e.slot_state(i));
-    if (e.replay && row.producer_step >= 0)
-      row.node_phase = node_phase_name(e.replay->node_phases()[static_cast<size_t>(row.producer_step)]);
+    if (e.replay() && row.producer_step >= 0)
+      row.node_phase = node_phase_name(e.replay()->node_phases()[static_cast<size_t>(row.producer_step)]);
   }
-  return e.shapes;
+  return e.shapes();
 }
 
 // Types, bytes and memory colors from the warmup record: the same selection the executor freezes with.

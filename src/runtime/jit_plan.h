@@ -9,7 +9,7 @@
 // compile fails or the check does, the unfused bound steps run. Written and read only by the
 // entry's owner (one caller at a time); CompiledSegment::state() is the only cross-thread read.
 //
-//   for (const PlannedSegment& s : entry.jit->segments) printf("%s\n", s.status().c_str());
+//   for (const PlannedSegment& s : entry.jit()->segments) printf("%s\n", s.status().c_str());
 #pragma once
 
 #include <memory>

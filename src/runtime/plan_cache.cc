@@ -23,8 +23,8 @@ void PlanCache::account(PlanEntry* entry) {
   auto it = std::find(entries_.begin(), entries_.end(), entry);
   if (it == entries_.end()) return;
   const size_t i = static_cast<size_t>(it - entries_.begin());
-  bytes_ += entry->bytes - counted_bytes_[i];
-  counted_bytes_[i] = entry->bytes;
+  bytes_ += entry->bytes() - counted_bytes_[i];
+  counted_bytes_[i] = entry->bytes();
   enforce(entry);
 }
 

@@ -33,39 +33,50 @@ struct FrozenBlock {
   DType dtype = DType::kUint8;
 };
 
-struct PlanEntry {
-  PlanEntry();
+// The lifecycle state is private: the Executor (runtime/executor.h), which owns the transitions, writes
+// it; capture (ReplayCapturer and ReplayHandle, runtime/replay.cc) reads the frozen tensors, may refuse
+// replay and arms the JIT segments; everyone else reads it through the accessors. The key is fixed at construction.
+class PlanEntry {
+ public:
+  // A new entry in WARMUP, recording shapes for its first calls.
+  PlanEntry(std::vector<int> outputs, ShapeSignature signature, ExecutionMode mode, uint64_t hash,
+            std::shared_ptr<const plan::Plan> plan);
   ~PlanEntry();
+  PlanEntry(const PlanEntry&) = delete;
+  PlanEntry& operator=(const PlanEntry&) = delete;
 
   // Key: requested outputs (positions in Session::outputs()), input signature, mode.
-  std::vector<int> outputs;
-  ShapeSignature signature;
-  ExecutionMode mode = ExecutionMode::kAuto;
-  uint64_t hash = 0;
+  const std::vector<int> outputs;
+  const ShapeSignature signature;
+  const ExecutionMode mode;
+  const uint64_t hash;
+  const std::shared_ptr<const plan::Plan> plan;
 
-  std::shared_ptr<const plan::Plan> plan;
-  PlanPhase phase = PlanPhase::kWarmup;
-  int warmup_runs = 0;
-  std::unique_ptr<ShapeRecorder> recorder;  // WARMUP only
-  std::vector<RecordedSlot> shapes;         // the warmup record, kept after freezing (passivation re-freezes from it)
-
-  // SHAPES_FROZEN and later.
-  std::vector<Tensor> planned;  // by ir::Value index; undefined = not planned
-  plan::MemoryPlan memory;
-  std::vector<FrozenBlock> blocks;
-  int64_t bytes = 0;  // frozen bytes held (intermediates + outputs + static inputs)
-
+  PlanPhase phase() const { return phase_; }
+  int warmup_runs() const { return warmup_runs_; }
+  // The warmup record, kept after freezing (passivation re-freezes from it).
+  const std::vector<RecordedSlot>& shapes() const { return shapes_; }
+  // SHAPES_FROZEN and later: the frozen tensors by ir::Value index (undefined = not planned), the memory
+  // plan, and the frozen bytes held (intermediates + outputs + static inputs).
+  const std::vector<Tensor>& planned() const { return planned_; }
+  const plan::MemoryPlan& memory() const { return memory_; }
+  int64_t bytes() const { return bytes_; }
+  bool holds_memory() const { return !blocks_.empty(); }
   // CPU_JIT: fused segments and their kernels, built with the frozen shapes (null: JIT off).
-  std::unique_ptr<JitPlan> jit;
+  const JitPlan* jit() const { return jit_.get(); }
+  // CAPTURED and later (null before, or when replay stopped).
+  ReplayHandle* replay() const { return replay_.get(); }
+  // Why this entry must not be captured (or replayed again); null when it may.
+  const char* no_replay_reason() const { return no_replay_reason_; }
+  // Statistics: calls, replayed calls, and the rolling average latency (the mean of the first 100 calls,
+  // then an EMA over ~100).
+  int64_t calls() const { return calls_; }
+  int64_t replays() const { return replays_; }
+  double avg_us() const { return avg_us_; }
 
-  // CAPTURED and later.
-  std::unique_ptr<ReplayHandle> replay;
-  // Set when this entry must not be captured (or replayed again) and why.
-  const char* no_replay_reason = nullptr;
-
-  // Statistics.
-  int64_t calls = 0, replays = 0;
-  double avg_us = 0;  // rolling average latency: the mean of the first 100 calls, then an EMA over ~100
+  // A recorded warmup (a bundle's or the disk plan cache's) for an entry that has not run: the executor
+  // freezes from it on the next call, with no warmup run. False (nothing changed) once the entry ran.
+  bool seed(const std::vector<RecordedSlot>& record);
 
   // Plan-cache bookkeeping. last_used is written by the owner (relaxed: it only orders LRU
   // choices). evicted is set by whichever thread evicts, under the cache mutex, and read by
@@ -83,16 +94,35 @@ struct PlanEntry {
   // state with the warmup record kept.
   template <typename F>
   void drop_memory(F&& release);
+
+ private:
+  friend class Executor;         // the lifecycle: warmup -> freeze -> capture -> replay
+  friend struct ReplayCapturer;  // capture: reads the frozen tensors, may refuse replay
+  friend class ReplayHandle;     // arms the entry's JIT segments at the end of capture
+
+  PlanPhase phase_ = PlanPhase::kWarmup;
+  int warmup_runs_ = 0;
+  std::unique_ptr<ShapeRecorder> recorder_;  // WARMUP only
+  std::vector<RecordedSlot> shapes_;
+  std::vector<Tensor> planned_;
+  plan::MemoryPlan memory_;
+  std::vector<FrozenBlock> blocks_;
+  int64_t bytes_ = 0;
+  std::unique_ptr<JitPlan> jit_;
+  std::unique_ptr<ReplayHandle> replay_;
+  const char* no_replay_reason_ = nullptr;
+  int64_t calls_ = 0, replays_ = 0;
+  double avg_us_ = 0;
 };
 
 template <typename F>
 void PlanEntry::drop_memory(F&& release) {
-  replay.reset();
-  planned.clear();
-  for (FrozenBlock& b : blocks) release(std::move(b));
-  blocks.clear();
-  bytes = 0;
-  if (phase != PlanPhase::kWarmup) phase = PlanPhase::kWarmup;
+  replay_.reset();
+  planned_.clear();
+  for (FrozenBlock& b : blocks_) release(std::move(b));
+  blocks_.clear();
+  bytes_ = 0;
+  if (phase_ != PlanPhase::kWarmup) phase_ = PlanPhase::kWarmup;
 }
 
 }  // namespace sdx::runtime

@@ -73,7 +73,7 @@ struct ReplayCapturer {
   ReplayCapturer(const GraphExecutor& x, PlanEntry& e, bool bind_only_)
       : exec(x), entry(e), plan(*e.plan), g(plan.graph()), h(new ReplayHandle(x, plan)), f(h->frame_),
         pinned(g.values().size(), false), constant(g.values().size(), false), bind_only(bind_only_) {
-    f.planned = &entry.planned;
+    f.planned = &entry.planned_;
   }
 
   void pin(int v, const Tensor& t) {
@@ -100,9 +100,9 @@ struct ReplayCapturer {
   bool bind_inputs(const std::vector<const ir::Value*>& input_values, const TensorArg* args) {
     for (size_t i = 0; i < input_values.size(); ++i) {
       const int v = input_values[i]->index();
-      const Tensor& st = entry.planned[static_cast<size_t>(v)];
+      const Tensor& st = entry.planned_[static_cast<size_t>(v)];
       if (!st.defined()) {
-        entry.no_replay_reason = "an input has no static buffer (its element type is not byte-addressable)";
+        entry.no_replay_reason_ = "an input has no static buffer (its element type is not byte-addressable)";
         return false;
       }
       ReplayHandle::InputCopy copy{st.raw_data(), st.dtype() == DType::kString ? 0 : st.nbytes(),
@@ -129,7 +129,7 @@ struct ReplayCapturer {
   bool outputs_frozen(const ir::Node& node) const {
     for (int o = 0; o < node.num_outputs(); ++o) {
       const ir::Value* v = node.output(o);
-      if (v && !entry.planned[static_cast<size_t>(v->index())].defined()) return false;
+      if (v && !entry.planned_[static_cast<size_t>(v->index())].defined()) return false;
     }
     return true;
   }
@@ -142,7 +142,7 @@ struct ReplayCapturer {
     for (int o = 0; o < node.num_outputs(); ++o) {
       const ir::Value* v = node.output(o);
       if (!v) continue;
-      const Tensor& t = entry.planned[static_cast<size_t>(v->index())];
+      const Tensor& t = entry.planned_[static_cast<size_t>(v->index())];
       f.slots[static_cast<size_t>(v->index())] = Datum::tensor(t);
       pin(v->index(), t);
     }
@@ -171,7 +171,7 @@ struct ReplayCapturer {
       // (checked after every replayed call); anything else is rebuilt each call.
       const bool stays = *phase != NodePhase::kGap && d.is_tensor() && d.as_tensor().buffer() &&
                          pinned_buffers.count(d.as_tensor().buffer().get()) != 0;
-      const Tensor& frozen = entry.planned[static_cast<size_t>(v->index())];
+      const Tensor& frozen = entry.planned_[static_cast<size_t>(v->index())];
       const bool is_frozen = *phase != NodePhase::kGap && d.is_tensor() && frozen.defined() &&
                              d.as_tensor().raw_data() == frozen.raw_data() && d.as_tensor().shape() == frozen.shape();
       if (stays || is_frozen) {
@@ -227,7 +227,7 @@ struct ReplayCapturer {
     if (!k) return unimplemented(node.describe() + " has no kernel");
     std::unique_ptr<backend::BoundKernel> bound;
     if (phase == NodePhase::kCaptured && outputs_frozen(node)) {
-      CapturePrepareContext pctx(node, f, entry.planned, constant, exec.packed_weights());
+      CapturePrepareContext pctx(node, f, entry.planned_, constant, exec.packed_weights());
       auto r = k->prepare(pctx);
       if (!r.is_ok()) return r.status().with_context("capturing " + node.describe());
       bound = std::move(r).value();
@@ -377,7 +377,7 @@ Status ReplayHandle::run_concurrent(uint32_t begin, uint32_t end) {
 }
 
 void ReplayHandle::arm_segments(PlanEntry& entry) {
-  jit_ = entry.jit.get();
+  jit_ = entry.jit_.get();
   if (!jit_) return;
   (void)jit_segment_op_name();  // interned now (it allocates once), so the swapping replay does not
   for (size_t i = 0; i < jit_->segments.size(); ++i) {
@@ -404,7 +404,7 @@ void ReplayHandle::arm_segments(PlanEntry& entry) {
         a.in.push_back(d.as_tensor().data<float>());
     }
     for (size_t k = 0; k < seg.output_values.size() && why.empty(); ++k) {
-      const Tensor& t = entry.planned[static_cast<size_t>(seg.output_values[k])];
+      const Tensor& t = entry.planned_[static_cast<size_t>(seg.output_values[k])];
       if (!t.defined() || t.dtype() != DType::kFloat32 || t.shape() != ir.domain || !t.raw_data())
         why = "an output has no frozen float32" + ir.domain.to_string() + " buffer";
       else

@@ -146,7 +146,7 @@ Result<ReplayCheck> check_replay(const Session& session, const std::vector<std::
   for (int i = 0; i < session.options().warmup_runs + 3 && ctx->phase() != PlanPhase::kReplaying; ++i)
     SDX_RETURN_IF_ERROR(session.run(*ctx, args.data(), args.size(), {}, &rep), "driving the plan to REPLAYING");
   const PlanEntry* e = ctx->current();
-  if (ctx->phase() != PlanPhase::kReplaying || !e || !e->replay) {
+  if (ctx->phase() != PlanPhase::kReplaying || !e || !e->replay()) {
     out.not_replayed_why = rep.fallback_reason ? rep.fallback_reason : "it stayed in " + std::string(plan_phase_name(ctx->phase()));
     return out;
   }
@@ -191,7 +191,7 @@ Result<ReplayCheck> check_replay(const Session& session, const std::vector<std::
   };
   cpu::ScopedThreadPool bind_threads(session.thread_pool());
   bool diverged = false;
-  SDX_RETURN_IF_ERROR(e->replay->replay_observed(args.data(), observe, &diverged), "the observed replay");
+  SDX_RETURN_IF_ERROR(e->replay()->replay_observed(args.data(), observe, &diverged), "the observed replay");
   if (diverged) {
     out.replayed = false;
     out.not_replayed_why = "these inputs left the captured plan (a shape changed): it reran slot by slot";

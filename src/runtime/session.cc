@@ -138,12 +138,9 @@ PlanEntry& Session::entry_for(Context& ctx, const TensorArg* args, const std::ve
   h = mix(h, inputs_.size());
   h = mix(h, static_cast<uint64_t>(executor_->mode().used));
   PlanEntry& e = ctx.entry_for(outputs, sig, executor_->mode().used, h, plan_for(outputs));
-  if (e.calls == 0 && e.warmup_runs == 0 && e.shapes.empty() && outputs == all_outputs_)
+  if (outputs == all_outputs_ && e.calls() == 0)
     for (const auto& [seed_sig, record] : seeded_)
-      if (seed_sig == e.signature) {
-        e.shapes = record;  // the executor freezes from it on this call, with no warmup run
-        e.recorder.reset();
-      }
+      if (seed_sig == e.signature) e.seed(record);  // the executor freezes from it on this call, no warmup run
   ctx.last_ = &e;
   return e;
 }
@@ -156,8 +153,8 @@ Status Session::freeze_shapes(Context& ctx) const {
   ctx.reclaim();
   PlanEntry* e = ctx.last_;
   if (!e) return failed_precondition("freeze_shapes: no run on this context yet; shapes are learned by a warmup run");
-  if (e->phase != PlanPhase::kWarmup) return Status::ok();
-  if (e->warmup_runs == 0 && e->shapes.empty())
+  if (e->phase() != PlanPhase::kWarmup) return Status::ok();
+  if (e->warmup_runs() == 0 && e->shapes().empty())
     return failed_precondition("freeze_shapes: the current plan has not completed a warmup run");
   return executor_->freeze(ctx, *e);
 }

@@ -100,8 +100,8 @@ struct Caller {
 
 std::string ctx_status(const Context& ctx) {
   std::string s;
-  if (ctx.current() && ctx.current()->jit)
-    for (const PlannedSegment& p : ctx.current()->jit->segments) s += p.status() + "; ";
+  if (ctx.current() && ctx.current()->jit())
+    for (const PlannedSegment& p : ctx.current()->jit()->segments) s += p.status() + "; ";
   return s;
 }
 
@@ -252,9 +252,9 @@ TEST(JitPlan, ThresholdAndKillSwitch) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(a.run(*s, &rep).is_ok());
   EXPECT_EQ(rep.jit_segments, 1);
   EXPECT_EQ(rep.jit_failed_segments, 0);  // never requested, so the missing compiler is no failure
-  EXPECT_EQ(a.ctx->current()->jit->segments[0].state(), jit::SegmentState::kBelowThreshold);
-  EXPECT_EQ(a.ctx->current()->jit->count(jit::SegmentState::kBelowThreshold), 1);
-  EXPECT_STREQ(jit::segment_state_name(a.ctx->current()->jit->segments[0].state()), "BELOW_THRESHOLD");
+  EXPECT_EQ(a.ctx->current()->jit()->segments[0].state(), jit::SegmentState::kBelowThreshold);
+  EXPECT_EQ(a.ctx->current()->jit()->count(jit::SegmentState::kBelowThreshold), 1);
+  EXPECT_STREQ(jit::segment_state_name(a.ctx->current()->jit()->segments[0].state()), "BELOW_THRESHOLD");
   auto off = model(10, 1, 16, jit_options(tmp.path(), "", false));
   EXPECT_EQ(off->jit(), nullptr);
   Result<PlanIntrospection> info = introspect(*off, {{"x", Datum::tensor(a.x)}});

@@ -80,7 +80,7 @@ TEST(Replay, LifecyclePhasesReportsAndStates) {
   EXPECT_GT(rep.peak_memory_bytes, 0);
   EXPECT_EQ(ctx->current()->slot_state(3), SlotState::kReplaying);
   EXPECT_EQ(values_of(ctx->output(0)), warm);
-  for (NodePhase p : ctx->current()->replay->node_phases()) EXPECT_EQ(p, NodePhase::kCaptured);
+  for (NodePhase p : ctx->current()->replay()->node_phases()) EXPECT_EQ(p, NodePhase::kCaptured);
 }
 
 TEST(Replay, SteadyStateReplayMakesNoHeapAllocations) {
@@ -96,7 +96,7 @@ TEST(Replay, SteadyStateReplayMakesNoHeapAllocations) {
   TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
   ASSERT_EQ(ctx->phase(), PlanPhase::kReplaying);
-  ASSERT_EQ(ctx->current()->replay->num_bound(), 60) << "every step should have a bound form";
+  ASSERT_EQ(ctx->current()->replay()->num_bound(), 60) << "every step should have a bound form";
   ExecutionReport rep;
   const uint64_t heap_before = test::heap_allocations();
   const uint64_t tensors_before = cpu_allocation_count();
@@ -164,7 +164,7 @@ TEST(Replay, GapStepsRunEagerlyBetweenCapturedOnes) {
       EXPECT_EQ(rep.captured_steps, 2);
     }
   }
-  const auto& phases = ctx->current()->replay->node_phases();
+  const auto& phases = ctx->current()->replay()->node_phases();
   ASSERT_EQ(phases.size(), 4u);
   EXPECT_EQ(phases[0], NodePhase::kCaptured);    // Relu
   EXPECT_EQ(phases[1], NodePhase::kGap);         // NonZero
@@ -417,12 +417,12 @@ TEST(InterOp, ConcurrentWavesMatchSequentialReplayBitwise) {
       ASSERT_EQ(values_of(pctx->output(y)), values_of(sctx->output(y))) << "call " << i << " gap " << gap;
     }
     ASSERT_EQ(pctx->phase(), PlanPhase::kReplaying);
-    const ReplayHandle& h = *pctx->current()->replay;
+    const ReplayHandle& h = *pctx->current()->replay();
     // Waves: Mul x5 | Sigmoid x5 (+ NonZero) | Add x5 | Tanh x5 | Sum; four of them run concurrently.
     EXPECT_EQ(h.num_concurrent_groups(), 4) << "gap " << gap;
     EXPECT_EQ(h.num_concurrent_steps(), 20) << "gap " << gap;
     EXPECT_EQ(seq->run(*sctx, &arg, 1).is_ok(), true);
-    EXPECT_EQ(sctx->current()->replay->num_concurrent_groups(), 0);
+    EXPECT_EQ(sctx->current()->replay()->num_concurrent_groups(), 0);
   }
 }
 
@@ -433,7 +433,7 @@ TEST(InterOp, SteadyStateConcurrentReplayMakesNoHeapAllocations) {
   const int64_t dims[] = {8, 1024};
   TensorArg arg{DType::kFloat32, dims, 2, x.raw_data()};
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
-  ASSERT_GT(ctx->current()->replay->num_concurrent_groups(), 0);
+  ASSERT_GT(ctx->current()->replay()->num_concurrent_groups(), 0);
   const uint64_t heap_before = test::heap_allocations();
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->run(*ctx, &arg, 1).is_ok());
   EXPECT_EQ(test::heap_allocations() - heap_before, 0u);
@@ -542,7 +542,7 @@ TEST(Replay, KvCacheInputGoesStraightIntoTheConcatOutputAndViewsAreSkipped) {
         EXPECT_EQ(values_of(ctx->output(o)), values_of(want.value()[o])) << "call " << call << " output " << o;
       if (call >= 2) EXPECT_EQ(rep.mode_used, ExecutionMode::kCpuReplay);
     }
-    const ReplayHandle& h = *ctx->current()->replay;
+    const ReplayHandle& h = *ctx->current()->replay();
     EXPECT_EQ(h.num_elided(), 1) << "the Reshape (constant shape, pinned input) is a view replay skips";
     // Only an output with memory of its own takes the input: an arena buffer may hold other values
     // before the Concat runs.
