@@ -4,7 +4,7 @@ new process starts replaying at once. The format and its checks: src/frontend/bu
     import sdx
     data = sdx.compile_bundle("model.onnx", [{"x": np.zeros((1, 3, 224, 224), np.float32)}])
     open("model.sdx", "wb").write(data)
-    sess = sdx.InferenceSession("model.sdx")   # no optimizer, no warmup run: the first call captures
+    sess = sdx.InferenceSession("model.sdx")   # no optimizer, no warmup, no capture run: the first call replays
 
 Each input set fixes one input signature (element types and shapes; the values only drive the warmup
 run, so any representative values do). Calls with other shapes still work: they warm up as usual.
