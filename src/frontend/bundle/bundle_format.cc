@@ -19,7 +19,7 @@ constexpr size_t kHeaderBytes = 16, kTrailerBytes = 16, kSectionHeaderBytes = 16
 constexpr size_t kChecksumChunk = size_t{1} << 20;
 constexpr size_t kParallelChecksumBytes = size_t{8} << 20;  // below this a thread costs more than it saves
 
-uint64_t checksum(const char* data, size_t n) {
+uint64_t checksum_of(const char* data, size_t n) {
   const size_t chunks = (n + kChecksumChunk - 1) / kChecksumChunk;
   std::vector<uint64_t> digests(chunks);
   auto digest_range = [&](size_t c0, size_t c1) {
@@ -284,10 +284,12 @@ std::string write_bundle(const Bundle& b) {
     pad_to(out, 0);
     out.append(body);
   }
-  put_u64(out, checksum(out.data(), out.size()));
+  put_u64(out, checksum_of(out.data(), out.size()));
   out.append(kEndMagic, 8);
   return out;
 }
+
+uint64_t checksum(std::string_view body) { return checksum_of(body.data(), body.size()); }
 
 Result<Bundle> read_bundle(std::string_view bytes) {
   if (!looks_like_bundle(bytes)) return invalid_argument("not an sdx bundle (no SDXBUNDL magic)");
@@ -303,7 +305,7 @@ Result<Bundle> read_bundle(std::string_view bytes) {
                                std::to_string(kBundleFormatVersion) + "; compile the model again with this sdx");
   Cursor trailer(bytes, body_end, body_end + 8, "bundle trailer");
   SDX_ASSIGN_OR_RETURN(uint64_t stored, trailer.u(8, "checksum"), "");
-  if (stored != checksum(bytes.data(), body_end))
+  if (stored != checksum_of(bytes.data(), body_end))
     return data_loss("bundle is damaged: its checksum does not match its contents");
   SDX_ASSIGN_OR_RETURN(uint32_t n, c.count("section count", kSectionHeaderBytes), "");
   Bundle b;

@@ -84,4 +84,8 @@ std::string write_bundle(const Bundle& b);
 // result's views point into `bytes`.
 Result<Bundle> read_bundle(std::string_view bytes);
 
+// The format's checksum of `body` (every byte before the trailer): what write_bundle stores and
+// read_bundle compares. For tools that reseal a bundle they changed (the fuzzer).
+uint64_t checksum(std::string_view body);
+
 }  // namespace sdx::bundle
