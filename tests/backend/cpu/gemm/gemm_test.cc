@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <random>
 #include <vector>
+
+#include "backend/cpu/threading/thread_pool.h"
 
 namespace sdx::cpu {
 namespace {
@@ -87,6 +90,40 @@ TEST(Gemm, IntegerAccumulatesWithoutOverflow) {
   const int64_t a64[] = {a[0], a[1]}, b64[] = {b[0], b[1]};
   gemm_int<int64_t>(false, false, 1, 1, 2, a64, 2, b64, 1, &c, 1);
   EXPECT_EQ(c, 10000000002LL);
+}
+
+}  // namespace
+}  // namespace sdx::cpu
+
+namespace sdx::cpu {
+namespace {
+
+// A few rows times a transposed B (an RNN step's h W^T, a decode step's q K^T): close to the naive product
+// at every M up to 8, and the same bits on one thread and two (each element is one dot product).
+TEST(Gemm, SmallMTransposedProductsDoNotDependOnTheThreadCount) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t M : {1, 2, 3, 8}) {
+    const int64_t N = 300, K = 77;
+    std::vector<float> a(static_cast<size_t>(M * K)), bt(static_cast<size_t>(N * K));
+    for (float& v : a) v = dist(rng);
+    for (float& v : bt) v = dist(rng);
+    std::vector<double> ad(a.begin(), a.end()), bd(bt.begin(), bt.end()), cd(static_cast<size_t>(M * N), 0.0);
+    reference(false, true, M, N, K, 1.0, ad, bd, 0.0, cd);
+    std::vector<float> c1(static_cast<size_t>(M * N), NAN), c2 = c1;
+    {
+      ThreadPool pool(1);
+      ScopedThreadPool bind(&pool);
+      gemm(false, true, M, N, K, 1.f, a.data(), K, bt.data(), K, 0.f, c1.data(), N);
+    }
+    {
+      ThreadPool pool(2);
+      ScopedThreadPool bind(&pool);
+      gemm(false, true, M, N, K, 1.f, a.data(), K, bt.data(), K, 0.f, c2.data(), N);
+    }
+    for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], cd[i], 1e-4) << "M=" << M << " at " << i;
+    ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float))) << "M=" << M;
+  }
 }
 
 }  // namespace
