@@ -242,15 +242,10 @@ void tiled(MicroKernel kernel, PackTransposed pack_bt, bool trans_a, bool trans_
 
 namespace detail {
 
+// The CPU check of simd/isa.h (AVX2 with FMA; AVX-512F on top), not a second one.
 bool tiled_isa_supported(TiledIsa isa) {
-#if SDX_TILED_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
-  return isa == TiledIsa::kAvx512 ? avx512 : avx2;
-#else
-  (void)isa;
-  return false;
-#endif
+  const simd::Isa detected = simd::detected_isa();
+  return isa == TiledIsa::kAvx512 ? detected == simd::Isa::kAvx512 : detected != simd::Isa::kScalar;
 }
 
 void tiled_sgemm_with(TiledIsa isa, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -271,17 +266,13 @@ void tiled_sgemm_with(TiledIsa isa, bool trans_a, bool trans_b, int64_t M, int64
 }  // namespace detail
 
 namespace {
-// The kernel of the session's ISA (simd::active_isa(): SDX_CPU_ISA can lower it).
+// The kernel of the session's ISA (simd::active_isa(), never above the detected one; SDX_CPU_ISA can lower it).
 detail::TiledIsa active_tiled_isa() {
-  return simd::active_isa() == simd::Isa::kAvx512 && detail::tiled_isa_supported(detail::TiledIsa::kAvx512)
-             ? detail::TiledIsa::kAvx512
-             : detail::TiledIsa::kAvx2;
+  return simd::active_isa() == simd::Isa::kAvx512 ? detail::TiledIsa::kAvx512 : detail::TiledIsa::kAvx2;
 }
 }  // namespace
 
-bool tiled_sgemm_available() {
-  return simd::active_isa() != simd::Isa::kScalar && detail::tiled_isa_supported(detail::TiledIsa::kAvx2);
-}
+bool tiled_sgemm_available() { return SDX_TILED_X86 && simd::active_isa() != simd::Isa::kScalar; }
 
 int64_t tiled_sgemm_strip() { return active_tiled_isa() == detail::TiledIsa::kAvx512 ? 32 : 16; }
 
