@@ -6,12 +6,12 @@
 //
 //   <root>/v1/<key>.sdx    root = disk_plan_cache_dir, else $SDX_CACHE_DIR/plans, else
 //                          $XDG_CACHE_HOME/sdx/plans, else ~/.cache/sdx/plans
-//   key = FNV-1a 64 of (XXH64 of the model's bytes, the options that shape the compiled result, the
+//   key = FNV-1a 64 of (XXH3-64 of the model's bytes, the options that shape the compiled result, the
 //         sdx version, the CPU's ISA, the bundle format)
 //
-// The model's bytes are digested with XXH64 (xxHash), not FNV-1a: over a 46.8 MB ResNet-18 FNV-1a
-// takes 77 ms, XXH3 6 ms, and every load pays it (XXH64 runs at 10.6 GB/s here, XXH3 from Debian's
-// baseline build at 6.4); FNV-1a then hashes the short key text, as the DSP design's cache does. Models whose weights live in files beside them (ONNX external data) are not
+// The model's bytes are digested with XXH3-64 (xxHash, the bundle checksum's hash), not FNV-1a: over a
+// 46.8 MB ResNet-18 FNV-1a takes 77 ms, and every load pays it; XXH3 takes 1-4 ms per 25 MB here (memory-
+// bound, the page cache's state decides). FNV-1a then hashes the short key text, as the DSP design's cache does. Models whose weights live in files beside them (ONNX external data) are not
 // kept: their bytes do not determine them.
 //
 // Lifecycle, in api/load.cc: a load computes the key and maps the entry when there is one (a hit:

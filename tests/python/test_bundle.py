@@ -20,18 +20,14 @@ def _feeds(sess, seed=0):
 
 
 def _checksum(data: bytes) -> int:
-    """The bundle checksum: XXH64 (seed 0) of the XXH64s of each 1 MiB piece, from the system's xxHash
-    library (libsdx links the same one)."""
+    """The bundle checksum: XXH3-64 (seed 0), from the system's xxHash library (libsdx links the same one)."""
     import ctypes
     import ctypes.util
 
     lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
-    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
-    lib.XXH64.restype = ctypes.c_uint64
-    piece = 1 << 20
-    digests = b"".join(struct.pack("<Q", lib.XXH64(data[i:i + piece], len(data[i:i + piece]), 0))
-                       for i in range(0, len(data), piece))
-    return lib.XXH64(digests, len(digests), 0)
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    return lib.XXH3_64bits(data, len(data))
 
 
 def _reseal(body: bytes) -> bytes:
@@ -68,9 +64,9 @@ def test_bundle_replays_from_the_first_call_with_the_cold_outputs(name, tmp_path
 
 
 def test_a_step_without_a_bound_form_is_captured_by_running_the_first_call(tmp_path):
-    """Binding a recorded plan without a run needs every step bound (or a view shaped by constants);
-    NonZero's output shape depends on its input's values, so the first call captures by running, the
-    diagnostics say which step, and the second call replays with the cold session's outputs."""
+    """Binding a recorded plan without a run (at load) needs every step bound (or a view shaped by
+    constants); NonZero's output shape depends on its input's values, so the first call captures by
+    running, the diagnostics say which step, and the second call replays with the cold session's outputs."""
     from onnx import TensorProto, helper
 
     g = helper.make_graph(
@@ -81,11 +77,12 @@ def test_a_step_without_a_bound_form_is_captured_by_running_the_first_call(tmp_p
          helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
     data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
     x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
-    sess = sdx.InferenceSession(sdx.compile_bundle(data, [{"x": x}]))
+    bundle = sdx.compile_bundle(data, [{"x": x}])
     import sdx.diagnostics as diag
 
     diag.enable("CAPTURE", "SUMMARY")
     try:
+        sess = sdx.InferenceSession(bundle)
         _, rep = sess.run_with_report(None, {"x": x})
         messages = diag.report()["categories"]["CAPTURE"]
     finally:
@@ -140,11 +137,11 @@ def test_flipped_bytes_are_refused(bundle):
 def test_another_format_version_and_another_sdx_are_refused(bundle):
     body = bytearray(bundle[:-16])
     body[8:12] = struct.pack("<I", 1)  # the first format (no weights or packed sections)
-    with pytest.raises(sdx.FailedPrecondition, match="format version 1.*reads version 3"):
+    with pytest.raises(sdx.FailedPrecondition, match="format version 1.*reads version 4"):
         sdx.InferenceSession(_reseal(bytes(body)))
-    # A version-2 file (XXH3 checksum) is named by its version, not reported as damaged.
-    body[8:12] = struct.pack("<I", 2)
-    with pytest.raises(sdx.FailedPrecondition, match="format version 2.*reads version 3"):
+    # A version-3 file (XXH64 checksums of 1 MiB pieces) is named by its version, not reported as damaged.
+    body[8:12] = struct.pack("<I", 3)
+    with pytest.raises(sdx.FailedPrecondition, match="format version 3.*reads version 4"):
         sdx.InferenceSession(bytes(body) + bundle[-16:])
     body = bundle[:-16].replace(b"sdx_version=" + sdx.__version__.encode(), b"sdx_version=9.9.9")
     with pytest.raises(sdx.FailedPrecondition, match="compiled by sdx 9.9.9"):

@@ -6,13 +6,12 @@
 //         16   sections: u32 kind, u32 reserved (0), u64 length, zero padding to the next multiple of 64
 //              bytes from the start of the file, then `length` bytes (so a mapped file's sections, and the
 //              weights in them, are 64-byte aligned and can be used in place)
-//        end   u64 checksum of every byte before it, then "SDXBEND!": XXH64 (xxHash, seed 0) of the XXH64s
-//              of each 1 MiB piece (the last one shorter), written as little-endian u64s
+//        end   u64 checksum of every byte before it, then "SDXBEND!": XXH3-64 (xxHash, seed 0)
 //
 // All integers little-endian. The magic and the format version are checked first (another version is
-// refused by name, not as damage), then the checksum, so a truncated or damaged file is refused before
-// any length in it is believed; every length and count is still checked against the bytes that
-// remain. Sections (each exactly once, in any order):
+// refused by name, not as damage). Every length and count is checked against the bytes that remain, so
+// the structure can be read before the checksum is known (a loader does both at once); nothing read from
+// a bundle whose checksum fails is used. Sections (each exactly once, in any order):
 //   kManifest  "key=value" lines: sdx_version, source_digest (of the ONNX model's bytes), cpu_isa, ...
 //   kGraph     the optimized model, a serialized ONNX ModelProto (frontend/onnx/onnx_writer.h)
 //   kOpsets    u32 count, then one i32 per node: each node's opset, in write order
@@ -37,9 +36,11 @@ namespace sdx::bundle {
 
 inline constexpr char kMagic[9] = "SDXBUNDL";
 inline constexpr char kEndMagic[9] = "SDXBEND!";
-// 3: the checksum is XXH64 (2 used XXH3-64, which Debian's libxxhash, built for baseline x86-64, runs at
-// 6.4 GB/s on this VM against XXH64's 10.6 GB/s: 1.5 ms of a 25 MB BERT bundle's load).
-inline constexpr uint32_t kBundleFormatVersion = 3;
+// 4: the checksum is XXH3-64 of the whole body again. Format 3 used XXH64 of 1 MiB pieces on up to 4
+// threads, from a measurement that timed XXH3 on pages the process had not touched yet; measured in fresh
+// processes on a page-cached 25 MB bundle, XXH3-64 takes 1.0-1.2 ms on one thread and XXH64 2.5-4 ms
+// (2.0-2.5 ms on 4 threads), the memory bus being the limit.
+inline constexpr uint32_t kBundleFormatVersion = 4;
 inline constexpr size_t kSectionAlignment = 64;
 
 enum class SectionKind : uint32_t { kManifest = 1, kGraph = 2, kOpsets = 3, kPlans = 4, kWeights = 5, kPacked = 6 };
@@ -81,8 +82,16 @@ bool looks_like_bundle(std::string_view bytes);
 
 std::string write_bundle(const Bundle& b);
 // Every error names what is wrong and where (section, record, byte offset). No bytes are copied: the
-// result's views point into `bytes`.
+// result's views point into `bytes`. read_bundle is verify_bundle, then read_bundle_unverified.
 Result<Bundle> read_bundle(std::string_view bytes);
+
+// The envelope (magic, size, end marker, format version) and the checksum of every byte.
+Status verify_bundle(std::string_view bytes);
+
+// The envelope and the structure, every length and count checked against the bytes that remain, but not
+// the checksum: for a loader that verifies the same bytes beside it (api/bundle.cc) and lets nothing it
+// built from them reach a caller before verify_bundle has passed.
+Result<Bundle> read_bundle_unverified(std::string_view bytes);
 
 // The format's checksum of `body` (every byte before the trailer): what write_bundle stores and
 // read_bundle compares. For tools that reseal a bundle they changed (the fuzzer).

@@ -79,15 +79,8 @@ TEST(BundleFormat, EveryFlippedByteIsRefused) {
   }
 }
 
-// The format's checksum, written out independently: XXH64 of the little-endian XXH64s of 1 MiB pieces.
-uint64_t checksum_of(const std::string& body) {
-  std::string digests;
-  for (size_t i = 0; i < body.size(); i += size_t{1} << 20) {
-    const uint64_t d = XXH64(body.data() + i, std::min(body.size() - i, size_t{1} << 20), 0);
-    for (int b = 0; b < 8; ++b) digests.push_back(static_cast<char>((d >> (8 * b)) & 0xff));
-  }
-  return XXH64(digests.data(), digests.size(), 0);
-}
+// The format's checksum, from xxHash directly: XXH3-64 (seed 0) of every byte before the trailer.
+uint64_t checksum_of(const std::string& body) { return XXH3_64bits(body.data(), body.size()); }
 
 // Re-seals a damaged body with a valid checksum, so the structural checks behind it are reached.
 std::string reseal(std::string body_and_trailer) {
@@ -97,9 +90,9 @@ std::string reseal(std::string body_and_trailer) {
   return body + "SDXBEND!";
 }
 
-// A bundle large enough for the checksum to be computed by several threads: written and read back, its
-// trailer is the format's checksum, and one flipped byte in the middle of a piece is refused.
-TEST(BundleFormat, LargeBundlesAreCheckedPieceByPiece) {
+// A 12 MB bundle: written and read back, its trailer is the format's checksum, and one flipped byte in
+// the middle is refused, by read_bundle and by verify_bundle, though read_bundle_unverified reads it.
+TEST(BundleFormat, TheChecksumCoversEveryByte) {
   Bundle b = sample();
   std::string weights(size_t{12} << 20, '\0');
   for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 2654435761u >> 24);
@@ -118,6 +111,12 @@ TEST(BundleFormat, LargeBundlesAreCheckedPieceByPiece) {
   auto refused = read_bundle(bad);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.status().message().find("checksum"), std::string::npos) << refused.status().message();
+  const Status unsound = verify_bundle(bad);
+  EXPECT_NE(unsound.message().find("checksum"), std::string::npos) << unsound.message();
+  EXPECT_TRUE(verify_bundle(bytes).is_ok());
+  auto unverified = read_bundle_unverified(bad);
+  ASSERT_TRUE(unverified.is_ok()) << unverified.status().to_string();
+  EXPECT_NE(unverified->weights, weights);
 }
 
 TEST(BundleFormat, HostileLengthsAndVersionsNameTheProblem) {
@@ -132,6 +131,8 @@ TEST(BundleFormat, HostileLengthsAndVersionsNameTheProblem) {
     auto unsealed = read_bundle(v);
     ASSERT_FALSE(unsealed.is_ok());
     EXPECT_NE(unsealed.status().message().find("format version 9"), std::string::npos) << unsealed.status().message();
+    EXPECT_NE(verify_bundle(v).message().find("format version 9"), std::string::npos);
+    EXPECT_NE(read_bundle_unverified(v).status().message().find("format version 9"), std::string::npos);
   }
   {
     std::string v = bytes;
@@ -149,6 +150,20 @@ TEST(BundleFormat, HostileLengthsAndVersionsNameTheProblem) {
   }
   EXPECT_NE(read_bundle("SDXBUNDL").status().message().find("truncated"), std::string::npos);
   EXPECT_FALSE(read_bundle("not a bundle at all").is_ok());
+}
+
+// A recorded shape whose element count overflows is refused by the reader: a session would assert on it.
+TEST(BundleFormat, ShapesWithMoreElementsThanAnyTensorAreRefused) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{int64_t{1} << 62, 4}, std::vector<int64_t>{int64_t{1} << 60}}) {
+    Bundle b = sample();
+    b.plans[0].slots[0].dims = dims;
+    auto r = read_bundle(write_bundle(b));
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_NE(r.status().message().find("more elements than any tensor"), std::string::npos) << r.status().message();
+    b = sample();
+    b.plans[0].inputs[0].second = dims;
+    EXPECT_FALSE(read_bundle(write_bundle(b)).is_ok());
+  }
 }
 
 TEST(BundleFormat, RandomGarbageAfterTheMagicNeverCrashes) {
