@@ -8,9 +8,10 @@
 //
 // What a bundle holds: the optimized graph (ONNX, with each node's opset beside it), and per compiled
 // input signature the warmup record of its plan (every slot's type and shape, views and sharing). A
-// session loaded from it skips the optimizer; a context's first call with a recorded signature freezes
-// memory from the record, binds every step without running one and replays (a plan with a step that has
-// no bound form captures by running instead, and its second call replays). The initializers are stored
+// session loaded from it skips the optimizer, and load_bundle freezes memory from each record and binds
+// every step without running one, on the context the session's first create_context() returns, so its
+// first call replays (a plan with a step that has no bound form captures by running instead, and its
+// second call replays; other contexts freeze and bind on their first call with a recorded signature). The initializers are stored
 // apart from the graph, 64-byte aligned, and borrowed in place from the mapped file; weights that kernels
 // packed when compile_bundle captured its plans are stored too (backend/packed_weights.h), and a kernel
 // that would pack the same bytes (same node, same packed layout) uses them in place instead. CPU_JIT

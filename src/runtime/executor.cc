@@ -231,8 +231,8 @@ Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args
     install(ctx, e, std::move(h), outputs, true);
   } else if (must_run) {
     diag(DiagCategory::kCapture, DiagLevel::kSummary, "CAPTURE_NEEDS_RUN", [&] {
-      return must_run->describe() + " has no bound form, so the recorded plan is captured by running this call "
-                                    "(the next one replays)";
+      return must_run->describe() + " has no bound form, so the recorded plan is captured by running " +
+             (args ? "this call" : "its first call") + " (the next one replays)";
     });
   }
   return Status::ok();
@@ -269,6 +269,25 @@ Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
   return Status::ok();
 }
 
+Status Executor::freeze_recorded(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                                 bool at_load) const {
+  if (e.phase_ != PlanPhase::kWarmup || e.shapes_.empty()) return Status::ok();
+  if (e.calls_ == 0)
+    diag(DiagCategory::kCache, DiagLevel::kSummary, "PLAN_FROM_BUNDLE", [&] {
+      return std::string("warmup record of this signature from the bundle: frozen and bound ") +
+             (at_load ? "at load, so the first call replays (" : "on the first call, which replays (") +
+             describe(args) + ")";
+    });
+  else
+    diag(DiagCategory::kCache, DiagLevel::kSummary, "REFREEZE_AFTER_PASSIVATION", [&] {
+      return "plan memory was passivated under the plan cache's memory budget; frozen again from the kept warmup "
+             "record (" + describe(args) + ")";
+    });
+  e.passivated.store(false, std::memory_order_relaxed);
+  SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  return bind_recorded(ctx, e, at_load ? nullptr : args, outputs);
+}
+
 Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      std::chrono::steady_clock::time_point t0, ExecutionReport* report) const {
   e.last_used.store(c_.cache->tick(), std::memory_order_relaxed);
@@ -280,23 +299,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     });
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
   }
-  // A warmup record without frozen memory: from a bundle (a new entry), or kept when the plan cache
-  // passivated the entry under memory pressure. Freeze from it now.
-  if (e.phase_ == PlanPhase::kWarmup && !e.shapes_.empty()) {
-    if (e.calls_ == 0)
-      diag(DiagCategory::kCache, DiagLevel::kSummary, "PLAN_FROM_BUNDLE", [&] {
-        return "warmup record of this signature from the bundle: frozen and bound on the first call, which replays (" +
-               describe(args) + ")";
-      });
-    else
-      diag(DiagCategory::kCache, DiagLevel::kSummary, "REFREEZE_AFTER_PASSIVATION", [&] {
-        return "plan memory was passivated under the plan cache's memory budget; frozen again from the kept warmup "
-               "record (" + describe(args) + ")";
-      });
-    e.passivated.store(false, std::memory_order_relaxed);
-    SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
-    SDX_RETURN_IF_ERROR(bind_recorded(ctx, e, args, outputs), "");
-  }
+  SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");
   const char* fallback = nullptr;
   bool replayed = false;
   switch (e.phase_) {

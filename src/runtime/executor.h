@@ -75,6 +75,13 @@ class Executor {
                           ExecutionReport* report) const;
   // WARMUP -> SHAPES_FROZEN now (sdxFreezeShapes, or after warmup_runs calls).
   Status freeze(Context& ctx, PlanEntry& e) const;
+  // An entry holding a warmup record but no frozen memory (a bundle's seed, or kept after the plan cache
+  // passivated it): frozen from the record and bound without running a step, so its next call replays.
+  // args: this call's inputs, copied into the frozen input buffers; at_load: args only describe the
+  // signature (no data; a bundle's plans bound when it loads), and the first replay copies the inputs.
+  // Does nothing for other entries.
+  Status freeze_recorded(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                         bool at_load = false) const;
   // Fills the mode fields every report carries.
   void fill_mode(ExecutionReport& r) const;
 

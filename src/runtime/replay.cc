@@ -109,7 +109,7 @@ struct ReplayCapturer {
                                    st.dtype() == DType::kString ? st.numel() : 0};
       h->inputs_.push_back(copy);
       h->input_bytes_ += copy.bytes;
-      ReplayHandle::copy_input(copy, args[i].data);
+      if (args) ReplayHandle::copy_input(copy, args[i].data);  // null: bound at load, replay copies them
       f.slots[static_cast<size_t>(v)] = Datum::tensor(st);
       pin(v, st);
     }

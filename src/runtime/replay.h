@@ -53,8 +53,8 @@ class ReplayHandle {
   // initializers (value index -> tensor). Returns null, with entry.no_replay_reason set,
   // when the plan cannot be captured.
   //
-  // bind_only: binds every step without executing any (the inputs are copied in; the caller then
-  // replays this call). Used for a plan frozen from a record (a bundle or the disk plan cache), whose
+  // bind_only: binds every step without executing any (the inputs are copied in, unless args is null:
+  // a plan bound at load; the caller then replays). Used for a plan frozen from a record (a bundle or the disk plan cache), whose
   // shapes are known before any run. Possible when each step binds to a BoundKernel or is a view shaped
   // by constants; otherwise returns null with entry.no_replay_reason unset and *must_run (if given) set to
   // the first step that needs a run, and the caller captures by executing instead.

@@ -19,7 +19,7 @@ Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions
   return s;
 }
 
-Session::~Session() = default;
+Session::~Session() { delete bound_.exchange(nullptr, std::memory_order_acquire); }
 
 bool Session::wait_for_jit(double timeout_s) const { return jit_ ? jit_->wait_idle(timeout_s) : true; }
 
@@ -82,7 +82,11 @@ int Session::output_index(const std::string& name) const {
   return -1;
 }
 
-std::unique_ptr<Context> Session::create_context() const { return std::unique_ptr<Context>(new Context(cache_.get())); }
+std::unique_ptr<Context> Session::create_context() const {
+  // Acquire: sees the plans and frozen memory bind_seeded_plans wrote into the context.
+  if (Context* bound = bound_.exchange(nullptr, std::memory_order_acquire)) return std::unique_ptr<Context>(bound);
+  return std::unique_ptr<Context>(new Context(cache_.get()));
+}
 
 std::shared_ptr<const plan::Plan> Session::plan_for(const std::vector<int>& outputs) const {
   if (outputs == all_outputs_) return full_plan_;
@@ -147,6 +151,22 @@ PlanEntry& Session::entry_for(Context& ctx, const TensorArg* args, const std::ve
 
 void Session::seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> record) {
   seeded_.emplace_back(std::move(sig), std::move(record));
+}
+
+Status Session::bind_seeded_plans() {
+  if (seeded_.empty() || executor_->mode().used == ExecutionMode::kSlotBySlot) return Status::ok();
+  // The pool a call would bind under: kernels shape their work (and packed layouts) by its thread count.
+  cpu::ScopedThreadPool bind_threads(threads_.get());
+  std::unique_ptr<Context> ctx(new Context(cache_.get()));
+  for (const auto& [sig, record] : seeded_) {
+    std::vector<TensorArg> args;  // the signature only: nothing runs, and the first replay copies the inputs
+    for (const auto& [dtype, shape] : sig) args.push_back({dtype, shape.dims().data(), shape.rank(), nullptr});
+    PlanEntry& e = entry_for(*ctx, args.data(), all_outputs_);
+    SDX_RETURN_IF_ERROR(executor_->freeze_recorded(*ctx, e, args.data(), all_outputs_, /*at_load=*/true), "");
+  }
+  // Release: publishes the context's plans and frozen memory to the create_context that takes it.
+  delete bound_.exchange(ctx.release(), std::memory_order_release);
+  return Status::ok();
 }
 
 Status Session::freeze_shapes(Context& ctx) const {

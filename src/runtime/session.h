@@ -72,7 +72,7 @@ class Session {
                                  StepObserver* observer = nullptr, ExecutionReport* report = nullptr) const;
 
   // A context for the positional path; it must not outlive the session and serves one
-  // call at a time.
+  // call at a time. The first one is the context bind_seeded_plans bound, when it did.
   std::unique_ptr<Context> create_context() const;
   // Positional run: one TensorArg per inputs() entry, in order. `outputs` are positions in
   // outputs() (empty = all). Results stay in ctx (ctx.output(i)) until its next run.
@@ -89,6 +89,10 @@ class Session {
   // a context's first call with that signature freezes from it instead of warming up. Call before the
   // session serves any call.
   void seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> record);
+  // Freezes and binds the plan of every output for each seeded signature on a new context, running no
+  // step, so that context's first call replays; the first create_context() (or pooled run) gets it. A
+  // bundle's loader calls it while it verifies the file's checksum (api/bundle.cc).
+  Status bind_seeded_plans();
   // The warmup records seed_plan gave it, by input signature.
   const std::vector<std::pair<ShapeSignature, std::vector<plan::RecordedSlot>>>& seeded_plans() const { return seeded_; }
   // Packed weights that kernels find (a bundle's) or record (compiling one) when they bind
@@ -160,6 +164,9 @@ class Session {
   // Idle per-caller contexts for the Datum run (declared after cache_: destroyed before it, since a
   // context gives its plans back to the cache).
   mutable ContextPool pool_{this};
+  // The context bind_seeded_plans bound, until create_context hands it out (deleted by ~Session, before
+  // cache_). Release store when bound, acquire exchange when taken: publishes its plans and memory.
+  mutable std::atomic<Context*> bound_{nullptr};
 };
 
 }  // namespace sdx::runtime

@@ -120,6 +120,27 @@ TEST(Bundle, KernelsAdoptPackedWeightsAndWrongSizesArePackedAgain) {
   std::remove(path2.c_str());
 }
 
+// A loaded bundle's plans are frozen and bound at load: the first context holds the bound plan and its
+// first call replays; contexts after it start empty.
+TEST(Bundle, PlansAreBoundAtLoadAndTheFirstContextReplays) {
+  const std::string model = conv_matmul_model();
+  const Tensor x = random_floats(Shape{1, 16, 12, 12}, 4);
+  const int64_t dims[] = {1, 16, 12, 12};
+  runtime::TensorArg arg{DType::kFloat32, dims, 4, x.raw_data()};
+  auto bytes = compile_bundle(model, {}, {{{"x", arg}}});
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto s = load_session_bytes(*bytes);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  auto first = (*s)->create_context();
+  ASSERT_EQ(first->entries().size(), 1u);
+  EXPECT_EQ(first->entries()[0]->phase(), runtime::PlanPhase::kCaptured);
+  EXPECT_TRUE((*s)->create_context()->entries().empty());
+  runtime::ExecutionReport rep;
+  ASSERT_TRUE((*s)->run(*first, &arg, 1, {}, &rep).is_ok());
+  EXPECT_EQ(rep.mode_used, runtime::ExecutionMode::kCpuReplay);
+  EXPECT_EQ(rep.replay_count, 1);
+}
+
 TEST(Bundle, AnInitializerPastTheWeightsSectionIsRefused) {
   const std::string model = conv_matmul_model();
   const Tensor x = random_floats(Shape{1, 16, 12, 12}, 4);
