@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "ir/activation.h"
 #include "ir/op_schema.h"
 
 namespace sdx::jit {
@@ -16,10 +17,19 @@ const ValueType* type_of(const plan::Plan& plan, const ir::Value* v, const std::
   return &types[static_cast<size_t>(s)];
 }
 
+// LeakyRelu's slope: its attribute and default are the activation table's (ir/activation_defs.inc).
+const ir::ActivationParam& leaky_relu_alpha() {
+  return ir::activation_info(ir::ActivationKind::kLeakyRelu).params[0];
+}
+
+float leaky_relu_alpha(const ir::Node& node) {
+  return node.attr_float(std::string(leaky_relu_alpha().attribute), leaky_relu_alpha().default_value);
+}
+
 // Attributes an op may carry and still fuse (anything else, e.g. legacy broadcast/axis, refuses).
 bool attributes_allowed(const ir::Node& node) {
   for (const ir::Attribute& a : node.attributes()) {
-    if (node.op_type() == "LeakyRelu" && a.name == "alpha") continue;
+    if (node.op_type() == "LeakyRelu" && a.name == leaky_relu_alpha().attribute) continue;
     return false;
   }
   return true;
@@ -43,7 +53,7 @@ bool step_is_fusible(const plan::Plan& plan, int step, const std::vector<ValueTy
   if (!info) return no("op not in the JIT op table");
   if (node.num_inputs() != info->arity || node.num_outputs() != 1 || !node.output(0)) return no("arity");
   if (!attributes_allowed(node)) return no("attributes");
-  if (node.op_type() == "LeakyRelu" && !std::isfinite(node.attr_float("alpha", 0.01f))) return no("non-finite alpha");
+  if (node.op_type() == "LeakyRelu" && !std::isfinite(leaky_relu_alpha(node))) return no("non-finite alpha");
   const ValueType* out = type_of(plan, node.output(0), types);
   if (!out || out->dtype != DType::kFloat32) return no("output is not a float32 tensor of known shape");
   for (int i = 0; i < node.num_inputs(); ++i) {
@@ -115,7 +125,7 @@ std::vector<Segment> find_segments(const plan::Plan& plan, const std::vector<Val
     }
     SegmentInstr instr;
     instr.op = find_jit_op(node.op_type())->op;
-    if (instr.op == JitOp::kLeakyRelu) instr.param = node.attr_float("alpha", 0.01f);
+    if (instr.op == JitOp::kLeakyRelu) instr.param = leaky_relu_alpha(node);
     for (int i = 0; i < node.num_inputs(); ++i) {
       const ir::Value* v = node.input(i);
       auto it = ir_value.find(v->index());
