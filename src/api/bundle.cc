@@ -5,6 +5,7 @@
 #include <map>
 
 #include "backend/cpu/simd/isa.h"
+#include "backend/cpu/threading/cpu_affinity.h"
 #include "backend/packed_weights.h"
 #include "core/fnv1a.h"
 #include "core/version.h"
@@ -174,7 +175,12 @@ Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, st
   // the structure, builds the session from it (believing no length unchecked) and binds its plans. The
   // session is handed out only once the checksum has passed, and a damaged bundle is reported as damaged
   // even when building from it failed first.
-  std::future<Status> verified = std::async(std::launch::async, [bytes] { return bundle::verify_bundle(bytes); });
+  // The checksum's thread leaves this thread's CPU: on a VM the scheduler may start it there and let it
+  // preempt this thread for milliseconds (cpu_affinity.h), which would run the two in turn.
+  std::future<Status> verified = std::async(std::launch::async, [bytes, caller = cpu::current_cpu()] {
+    cpu::move_off_cpu(caller, cpu::allowed_cpus());
+    return bundle::verify_bundle(bytes);
+  });
   Result<bundle::Bundle> b = bundle::read_bundle_unverified(bytes);
   // `owner` (a copy goes to the session) keeps the bytes alive until the checksum is done with them.
   Result<std::unique_ptr<runtime::Session>> s =

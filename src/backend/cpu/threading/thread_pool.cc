@@ -14,6 +14,8 @@
 #define SDX_POOL_AFFINITY 1
 #endif
 
+#include "backend/cpu/threading/cpu_affinity.h"
+
 namespace sdx::cpu {
 namespace {
 
@@ -32,27 +34,6 @@ inline void cpu_relax() {
 }
 
 thread_local ThreadPool* t_pool = nullptr;
-
-inline int current_cpu() {
-#if SDX_POOL_AFFINITY
-  return sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
-#else
-  return -1;
-#endif
-}
-
-// The CPUs the calling thread may run on (empty where unknown).
-std::vector<int> allowed_cpus() {
-  std::vector<int> cpus;
-#if SDX_POOL_AFFINITY
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-#endif
-  return cpus;
-}
 
 }  // namespace
 
@@ -92,21 +73,10 @@ void ThreadPool::wake_sleepers() {
 }
 
 void ThreadPool::avoid_caller_cpu() {
-#if SDX_POOL_AFFINITY
   const int caller = caller_cpu_.load(std::memory_order_relaxed);
   if (caller < 0 || current_cpu() != caller) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int others = 0;
-  for (int c : cpus_)
-    if (c != caller) {
-      CPU_SET(c, &set);
-      ++others;
-    }
-  // Nowhere else to go (the pool may use one CPU only): stay, sharing it.
-  if (others == 0) return;
-  if (sched_setaffinity(0, sizeof set, &set) == 0) colocation_moves_.fetch_add(1, std::memory_order_relaxed);
-#endif
+  // Nowhere else to go (the pool may use one CPU only): it stays, sharing it.
+  if (move_off_cpu(caller, cpus_)) colocation_moves_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool ThreadPool::place_workers_for_testing(int cpu) {
