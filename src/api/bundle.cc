@@ -174,9 +174,8 @@ Result<std::unique_ptr<runtime::Session>> load_bundle(std::string_view bytes, st
   // The checksum reads every byte (1-4 ms for a 25 MB bundle here, memory-bound) while this thread reads
   // the structure, builds the session from it (believing no length unchecked) and binds its plans. The
   // session is handed out only once the checksum has passed, and a damaged bundle is reported as damaged
-  // even when building from it failed first.
-  // The checksum's thread leaves this thread's CPU: on a VM the scheduler may start it there and let it
-  // preempt this thread for milliseconds (cpu_affinity.h), which would run the two in turn.
+  // even when building from it failed first. The checksum's thread leaves this thread's CPU: on a VM the
+  // scheduler may start it there and let it preempt this thread for milliseconds (cpu_affinity.h).
   std::future<Status> verified = std::async(std::launch::async, [bytes, caller = cpu::current_cpu()] {
     cpu::move_off_cpu(caller, cpu::allowed_cpus());
     return bundle::verify_bundle(bytes);
