@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "backend/cpu/quant/quant_util.h"
+#include "backend/cpu/quant/quantize_rows.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -60,6 +62,61 @@ Result<ParamIndex> make_param_index(const Shape& x, const Shape& scale, int64_t 
   p.param_axis = scale[axis];
   p.block = block_size;
   return p;
+}
+
+// The fast paths below: the common case of QDQ models (float32 x and scale, per tensor or per axis, 8-bit
+// integers), without the general loop's per-element type dispatch and double arithmetic, in the vector
+// loops of quant/quantize_rows.h, which give the general loop's bits.
+
+// Elements per parallel chunk of the fast paths (about 16 us of work).
+constexpr int64_t kQuantGrain = int64_t{1} << 14;
+
+// f(begin, end, p) for each run of [b, e) whose elements share scale p (per tensor or per axis).
+template <typename F>
+void for_scale_runs(const ParamIndex& pidx, int64_t b, int64_t e, F&& f) {
+  if (pidx.mode == ParamIndex::kTensor) return f(b, e, int64_t{0});
+  for (int64_t i = b; i < e;) {
+    const int64_t run_end = std::min(e, (i / pidx.inner + 1) * pidx.inner);
+    f(i, run_end, (i / pidx.inner) % pidx.axis_dim);
+    i = run_end;
+  }
+}
+
+// Per axis along the last axis (inner 1): whole rows of axis_dim elements, one scale each.
+bool per_last_axis(const ParamIndex& pidx) { return pidx.mode == ParamIndex::kAxis && pidx.inner == 1; }
+
+template <typename Q>
+void quantize_f32(const float* x, const float* s, const Q* zp, Q* y, int64_t n, const ParamIndex& pidx) {
+  if (n == 0) return;
+  if (per_last_axis(pidx)) {
+    const int64_t a = pidx.axis_dim;
+    parallel_for(n / a, std::max<int64_t>(1, kQuantGrain / a), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) quantize_channels(x + r * a, s, zp, y + r * a, a);
+    });
+    return;
+  }
+  parallel_for(n, kQuantGrain, [&](int64_t b, int64_t e) {
+    for_scale_runs(pidx, b, e, [&](int64_t r0, int64_t r1, int64_t p) {
+      quantize_row(x + r0, s[p], zp ? static_cast<int32_t>(zp[p]) : 0, y + r0, r1 - r0);
+    });
+  });
+}
+
+template <typename Q>
+void dequantize_to_f32(const Q* x, const float* s, const Q* zp, float* y, int64_t n, const ParamIndex& pidx) {
+  if (n == 0) return;
+  if (per_last_axis(pidx)) {
+    const int64_t a = pidx.axis_dim;
+    parallel_for(n / a, std::max<int64_t>(1, kQuantGrain / a), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) dequantize_channels(x + r * a, s, zp, y + r * a, a);
+    });
+    return;
+  }
+  parallel_for(n, kQuantGrain, [&](int64_t b, int64_t e) {
+    for_scale_runs(pidx, b, e, [&](int64_t r0, int64_t r1, int64_t p) {
+      dequantize_row(x + r0, s[p], zp ? static_cast<float>(zp[p]) : 0.f, y + r0, r1 - r0);
+    });
+  });
 }
 
 bool is_float_dtype(DType t) {
@@ -156,6 +213,16 @@ class QuantizeLinearKernel final : public backend::Kernel {
                               scale.shape().to_string());
 
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, x.shape()), "QuantizeLinear output");
+    if (x.dtype() == DType::kFloat32 && scale.dtype() == DType::kFloat32 && precision_ == DType::kUndefined &&
+        pidx.mode != ParamIndex::kBlocked && (out_t == DType::kInt8 || out_t == DType::kUint8)) {
+      if (out_t == DType::kInt8)
+        quantize_f32(x.data<float>(), scale.data<float>(), has_zp ? ctx.input(2).data<int8_t>() : nullptr,
+                     y.data<int8_t>(), x.numel(), pidx);
+      else
+        quantize_f32(x.data<float>(), scale.data<float>(), has_zp ? ctx.input(2).data<uint8_t>() : nullptr,
+                     y.data<uint8_t>(), x.numel(), pidx);
+      return Status::ok();
+    }
     zero_packed_output(y);
     const std::vector<double> s = load_all_as<double>(scale);
     const std::vector<double> zp = has_zp ? load_all_as<double>(ctx.input(2)) : std::vector<double>(s.size(), 0.0);
@@ -227,7 +294,6 @@ class DequantizeLinearKernel final : public backend::Kernel {
       return invalid_argument(std::string("cannot dequantize element type ") + dtype_name(x.dtype()));
     SDX_ASSIGN_OR_RETURN(ParamIndex pidx, make_param_index(x.shape(), scale.shape(), axis_, block_size_), "x_scale");
     const bool fp_x = is_float8(x.dtype()) || x.dtype() == DType::kFloat4E2M1;
-    std::vector<double> zp;
     if (has_zp) {
       const Tensor& z = ctx.input(2);
       if (z.dtype() != x.dtype())
@@ -236,17 +302,28 @@ class DequantizeLinearKernel final : public backend::Kernel {
       if (z.numel() != scale.numel())
         return invalid_argument("x_zero_point shape " + z.shape().to_string() + " does not match x_scale shape " +
                                 scale.shape().to_string());
-      zp = load_all_as<double>(z);
       if (is_float8(x.dtype()))
         for (int64_t i = 0; i < z.numel(); ++i)
           if (static_cast<const uint8_t*>(z.raw_data())[i] != 0)
             return invalid_argument("x_zero_point must be zero for float8 inputs");
     }
-    if (fp_x || !has_zp) zp.assign(static_cast<size_t>(scale.numel()), 0.0);  // onnx ignores float4 zero points
     const DType out_t = output_dtype_ != DType::kUndefined ? output_dtype_ : scale.dtype();
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, x.shape()), "DequantizeLinear output");
+    if (scale.dtype() == DType::kFloat32 && out_t == DType::kFloat32 && pidx.mode != ParamIndex::kBlocked &&
+        (x.dtype() == DType::kInt8 || x.dtype() == DType::kUint8)) {
+      if (x.dtype() == DType::kInt8)
+        dequantize_to_f32(x.data<int8_t>(), scale.data<float>(), has_zp ? ctx.input(2).data<int8_t>() : nullptr,
+                          y.data<float>(), x.numel(), pidx);
+      else
+        dequantize_to_f32(x.data<uint8_t>(), scale.data<float>(), has_zp ? ctx.input(2).data<uint8_t>() : nullptr,
+                          y.data<float>(), x.numel(), pidx);
+      return Status::ok();
+    }
+    // onnx ignores float4 zero points
+    const std::vector<double> zp = has_zp && !fp_x ? load_all_as<double>(ctx.input(2))
+                                                   : std::vector<double>(static_cast<size_t>(scale.numel()), 0.0);
     const DType mul_t = promote_float(DType::kFloat32, scale.dtype());
     const std::vector<double> s = load_all_as<double>(scale);
-    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, out_t, x.shape()), "DequantizeLinear output");
     const int64_t n = x.numel();
     return visit_numeric_dtype(
         x.dtype(),

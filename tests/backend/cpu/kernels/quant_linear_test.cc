@@ -1,5 +1,10 @@
 // Tests for src/backend/cpu/kernels/quant_linear.cc (QuantizeLinear, DequantizeLinear,
 // DynamicQuantizeLinear).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
 #include "kernel_test_util.h"
 
 namespace sdx {
@@ -63,6 +68,71 @@ TEST(DequantizeLinearKernel, ZeroPointTypeMismatchIsAnError) {
   Tensor s = make<float>(DType::kFloat32, {1.f}, {});
   Tensor z = make<int8_t>(DType::kInt8, {0}, {});
   EXPECT_FALSE(run_node("DequantizeLinear", {x, s, z}).is_ok());
+}
+
+// The float32 / 8-bit fast paths, per tensor and per axis, against the onnx reference's arithmetic
+// written out in double: an odd size over several parallel chunks, ties, NaN, infinities, values past
+// the int32 range, saturation.
+std::vector<float> awkward_floats(size_t n, float scale) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 300.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 1e30f, -1e30f, 3e9f, -3e9f, 2.5f * scale,
+                            3.5f * scale, -0.5f * scale, -2.5f * scale, 0.f, -0.f, 127.5f * scale, -128.5f * scale};
+  for (size_t i = 0; i < sizeof specials / sizeof specials[0]; ++i) v[i * 997 % n] = specials[i];
+  return v;
+}
+
+// layout: per tensor ({3, 5, 4099}), per axis 1 of {3, 5, 4099}, or per the last axis of {12297, 5}.
+enum class Layout { kTensor, kMiddleAxis, kLastAxis };
+
+template <typename Q>
+void check_fast_paths(DType qt, Layout layout) {
+  const bool per_axis = layout != Layout::kTensor;
+  const int64_t a = 5, inner = layout == Layout::kLastAxis ? 1 : 4099, n = 3 * a * 4099;  // > 3 chunks of 16384
+  const std::vector<int64_t> xdims = layout == Layout::kLastAxis ? std::vector<int64_t>{3 * 4099, a}
+                                                                 : std::vector<int64_t>{3, a, inner};
+  std::vector<float> scales = {0.5f, 0.25f, 1.75f, 3.f, 0.01f};
+  std::vector<Q> zps = {std::numeric_limits<Q>::min() == 0 ? Q(128) : Q(-3), Q(0), Q(7), Q(1), Q(100)};
+  if (!per_axis) {
+    scales.resize(1);
+    zps.resize(1);
+  }
+  const std::vector<float> xs = awkward_floats(static_cast<size_t>(n), scales[0]);
+  const std::vector<int64_t> pdims = per_axis ? std::vector<int64_t>{a} : std::vector<int64_t>{};
+  std::vector<ir::Attribute> attrs;
+  if (per_axis) attrs.push_back(attr_i("axis", layout == Layout::kLastAxis ? -1 : 1));
+  auto p = [&](int64_t i) { return per_axis ? static_cast<size_t>((i / inner) % a) : size_t{0}; };
+
+  auto q = run_node("QuantizeLinear", {make<float>(DType::kFloat32, xs, xdims), make<float>(DType::kFloat32, scales, pdims),
+                                       make<Q>(qt, zps, pdims)}, attrs);
+  ASSERT_TRUE(q.is_ok()) << q.status().to_string();
+  const std::vector<Q> got = values<Q>((*q)[0]);
+  for (int64_t i = 0; i < n; ++i) {
+    const double quotient = static_cast<float>(static_cast<double>(xs[i]) / scales[p(i)]);
+    const double r = std::nearbyint(quotient);
+    const double t = (r > -2147483649.0 && r < 2147483648.0) ? static_cast<double>(static_cast<int32_t>(r)) : INT32_MIN;
+    const double want = std::clamp(t + zps[p(i)], double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max()));
+    ASSERT_EQ(static_cast<double>(got[static_cast<size_t>(i)]), want) << "x " << xs[i] << " at " << i;
+  }
+
+  auto d = run_node("DequantizeLinear", {make<Q>(qt, got, xdims), make<float>(DType::kFloat32, scales, pdims),
+                                         make<Q>(qt, zps, pdims)}, attrs);
+  ASSERT_TRUE(d.is_ok()) << d.status().to_string();
+  const std::vector<float> back = values<float>((*d)[0]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float dx = static_cast<float>(got[static_cast<size_t>(i)]) - static_cast<float>(zps[p(i)]);
+    const float want = static_cast<float>(static_cast<double>(dx) * scales[p(i)]);
+    ASSERT_EQ(back[static_cast<size_t>(i)], want) << "at " << i;
+  }
+}
+
+TEST(QuantizeLinearKernel, FastPathsMatchTheReferenceArithmetic) {
+  for (Layout layout : {Layout::kTensor, Layout::kMiddleAxis, Layout::kLastAxis}) {
+    check_fast_paths<uint8_t>(DType::kUint8, layout);
+    check_fast_paths<int8_t>(DType::kInt8, layout);
+  }
 }
 
 TEST(DynamicQuantizeLinearKernel, OnnxExample) {
