@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <thread>
+#include <atomic>
 
 #include "api/load.h"
 #include "backend/packed_weights.h"
@@ -139,6 +141,46 @@ TEST(Bundle, PlansAreBoundAtLoadAndTheFirstContextReplays) {
   ASSERT_TRUE((*s)->run(*first, &arg, 1, {}, &rep).is_ok());
   EXPECT_EQ(rep.mode_used, runtime::ExecutionMode::kCpuReplay);
   EXPECT_EQ(rep.replay_count, 1);
+}
+
+// Loading verifies the checksum on a second thread; the bound context goes to exactly one of two
+// threads that create contexts at once (the other freezes and binds on its first call), both replay
+// from their first call, and both get the cold outputs.
+TEST(Bundle, ConcurrentContextsTakeTheBoundContextOnce) {
+  const std::string model = conv_matmul_model();
+  const Tensor x = random_floats(Shape{1, 16, 12, 12}, 4);
+  const int64_t dims[] = {1, 16, 12, 12};
+  runtime::TensorArg arg{DType::kFloat32, dims, 4, x.raw_data()};
+  auto bytes = compile_bundle(model, {}, {{{"x", arg}}});
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  runtime::SessionOptions no_cache;
+  no_cache.disk_plan_cache = false;
+  auto cold = load_session_bytes(model, no_cache);
+  ASSERT_TRUE(cold.is_ok()) << cold.status().to_string();
+  const std::vector<float> want = run_twice(**cold, x);
+  auto s = load_session_bytes(*bytes);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  std::atomic<int> bound{0}, replayed_first{0};
+  std::vector<std::vector<float>> got(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      auto ctx = (*s)->create_context();
+      // relaxed: counters read after join(), which orders them.
+      if (!ctx->entries().empty()) bound.fetch_add(1, std::memory_order_relaxed);
+      for (int i = 0; i < 3; ++i) {
+        runtime::ExecutionReport rep;
+        if (!(*s)->run(*ctx, &arg, 1, {}, &rep).is_ok()) return;
+        if (i == 0 && rep.mode_used == runtime::ExecutionMode::kCpuReplay) replayed_first.fetch_add(1, std::memory_order_relaxed);
+      }
+      const Tensor& y = ctx->output(0).as_tensor();
+      got[static_cast<size_t>(t)].assign(y.data<float>(), y.data<float>() + y.numel());
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bound.load(), 1);
+  EXPECT_EQ(replayed_first.load(), 2);
+  EXPECT_EQ(got[0], want);
+  EXPECT_EQ(got[1], want);
 }
 
 TEST(Bundle, AnInitializerPastTheWeightsSectionIsRefused) {
