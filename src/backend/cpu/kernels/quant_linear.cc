@@ -71,52 +71,47 @@ Result<ParamIndex> make_param_index(const Shape& x, const Shape& scale, int64_t 
 // Elements per parallel chunk of the fast paths (about 16 us of work).
 constexpr int64_t kQuantGrain = int64_t{1} << 14;
 
-// f(begin, end, p) for each run of [b, e) whose elements share scale p (per tensor or per axis).
-template <typename F>
-void for_scale_runs(const ParamIndex& pidx, int64_t b, int64_t e, F&& f) {
-  if (pidx.mode == ParamIndex::kTensor) return f(b, e, int64_t{0});
-  for (int64_t i = b; i < e;) {
-    const int64_t run_end = std::min(e, (i / pidx.inner + 1) * pidx.inner);
-    f(i, run_end, (i / pidx.inner) % pidx.axis_dim);
-    i = run_end;
-  }
-}
-
-// Per axis along the last axis (inner 1): whole rows of axis_dim elements, one scale each.
-bool per_last_axis(const ParamIndex& pidx) { return pidx.mode == ParamIndex::kAxis && pidx.inner == 1; }
-
-template <typename Q>
-void quantize_f32(const float* x, const float* s, const Q* zp, Q* y, int64_t n, const ParamIndex& pidx) {
+// Splits [0, n) over the pool by scale: channels(begin, end) on elements [begin, end) that hold whole
+// rows of the last axis when it is the quantized one (a scale per element of the row), else
+// run(begin, end, p) on each run of elements sharing scale p (per tensor, or per an inner axis).
+template <typename Channels, typename Run>
+void for_scales(int64_t n, const ParamIndex& pidx, Channels&& channels, Run&& run) {
   if (n == 0) return;
-  if (per_last_axis(pidx)) {
+  if (pidx.mode == ParamIndex::kAxis && pidx.inner == 1) {
     const int64_t a = pidx.axis_dim;
-    parallel_for(n / a, std::max<int64_t>(1, kQuantGrain / a), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) quantize_channels(x + r * a, s, zp, y + r * a, a);
-    });
+    parallel_for(n / a, std::max<int64_t>(1, kQuantGrain / a), [&](int64_t b, int64_t e) { channels(b * a, e * a); });
     return;
   }
   parallel_for(n, kQuantGrain, [&](int64_t b, int64_t e) {
-    for_scale_runs(pidx, b, e, [&](int64_t r0, int64_t r1, int64_t p) {
-      quantize_row(x + r0, s[p], zp ? static_cast<int32_t>(zp[p]) : 0, y + r0, r1 - r0);
-    });
+    if (pidx.mode == ParamIndex::kTensor) return run(b, e, int64_t{0});
+    for (int64_t i = b; i < e;) {
+      const int64_t run_end = std::min(e, (i / pidx.inner + 1) * pidx.inner);
+      run(i, run_end, (i / pidx.inner) % pidx.axis_dim);
+      i = run_end;
+    }
   });
+}
+
+template <typename Q>
+void quantize_f32(const float* x, const float* s, const Q* zp, Q* y, int64_t n, const ParamIndex& pidx) {
+  const int64_t a = pidx.axis_dim;
+  for_scales(
+      n, pidx,
+      [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; r += a) quantize_channels(x + r, s, zp, y + r, a);
+      },
+      [&](int64_t b, int64_t e, int64_t p) { quantize_row(x + b, s[p], zp ? int32_t{zp[p]} : 0, y + b, e - b); });
 }
 
 template <typename Q>
 void dequantize_to_f32(const Q* x, const float* s, const Q* zp, float* y, int64_t n, const ParamIndex& pidx) {
-  if (n == 0) return;
-  if (per_last_axis(pidx)) {
-    const int64_t a = pidx.axis_dim;
-    parallel_for(n / a, std::max<int64_t>(1, kQuantGrain / a), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) dequantize_channels(x + r * a, s, zp, y + r * a, a);
-    });
-    return;
-  }
-  parallel_for(n, kQuantGrain, [&](int64_t b, int64_t e) {
-    for_scale_runs(pidx, b, e, [&](int64_t r0, int64_t r1, int64_t p) {
-      dequantize_row(x + r0, s[p], zp ? static_cast<float>(zp[p]) : 0.f, y + r0, r1 - r0);
-    });
-  });
+  const int64_t a = pidx.axis_dim;
+  for_scales(
+      n, pidx,
+      [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; r += a) dequantize_channels(x + r, s, zp, y + r, a);
+      },
+      [&](int64_t b, int64_t e, int64_t p) { dequantize_row(x + b, s[p], zp ? float(zp[p]) : 0.f, y + b, e - b); });
 }
 
 bool is_float_dtype(DType t) {
