@@ -158,10 +158,15 @@ class RecurrentKernel final : public backend::Kernel {
       for (int64_t l : lens)
         if (l < 0 || l > S) return out_of_range("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(S) + "]");
     }
-    const std::vector<C> xs = seq::widen<T, C>(x), ws = seq::widen<T, C>(w), rs = seq::widen<T, C>(r);
-    std::vector<C> bs = ctx.has_input(3) ? seq::widen<T, C>(ctx.input(3)) : std::vector<C>(static_cast<size_t>(D * 2 * G * H), C(0));
+    // X, W, R, B and P as C: read in place when they already are (float32, float64), copied otherwise.
+    std::vector<C> x_copy, w_copy, r_copy, b_copy, p_copy;
+    const C* xs = seq::widened<T, C>(x, x_copy);
+    const C* ws = seq::widened<T, C>(w, w_copy);
+    const C* rs = seq::widened<T, C>(r, r_copy);
+    if (!ctx.has_input(3)) b_copy.assign(static_cast<size_t>(D * 2 * G * H), C(0));
+    const C* bs = ctx.has_input(3) ? seq::widened<T, C>(ctx.input(3), b_copy) : b_copy.data();
     const bool has_p = cell_ == Cell::kLstm && ctx.has_input(7);
-    std::vector<C> ps = has_p ? seq::widen<T, C>(ctx.input(7)) : std::vector<C>();
+    const C* ps = has_p ? seq::widened<T, C>(ctx.input(7), p_copy) : nullptr;
     // States in [dirs, batch, H] regardless of layout.
     auto load_state = [&](int i) {
       std::vector<C> s(static_cast<size_t>(D * N * H), C(0));
@@ -185,13 +190,13 @@ class RecurrentKernel final : public backend::Kernel {
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = reverse_ || d == 1;
       const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
-      const C* rd = rs.data() + d * G * H * H;
-      const C* wb = bs.data() + d * 2 * G * H;
+      const C* rd = rs + d * G * H * H;
+      const C* wb = bs + d * 2 * G * H;
       const C* rb = wb + G * H;
-      const C* pd = has_p ? ps.data() + d * 3 * H : nullptr;
+      const C* pd = has_p ? ps + d * 3 * H : nullptr;
       C* hd = hs.data() + d * N * H;
       C* cd = cell_ == Cell::kLstm ? cs.data() + d * N * H : nullptr;
-      gemm(false, true, S * N, G * H, I, C(1), xs.data(), I, ws.data() + d * G * H * I, I, C(0), xw.data(), G * H);
+      gemm(false, true, S * N, G * H, I, C(1), xs, I, ws + d * G * H * I, I, C(0), xw.data(), G * H);
       for (int64_t row = 0; row < S * N; ++row)
         for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
       for (int64_t step = 0; step < S; ++step) {

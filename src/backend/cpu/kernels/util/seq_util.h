@@ -28,6 +28,18 @@ std::vector<C> widen(const Tensor& t) {
   return out;
 }
 
+// A floating tensor's elements as C: the tensor's own data when T is C (no copy), else a copy widened
+// into `storage`, which must outlive the pointer.
+template <typename T, typename C>
+const C* widened(const Tensor& t, std::vector<C>& storage) {
+  if constexpr (std::is_same_v<T, C>) {
+    return t.data<C>();
+  } else {
+    storage = widen<T, C>(t);
+    return storage.data();
+  }
+}
+
 // Output i when the node has it, else scratch storage the kernel still needs (e.g.
 // the present KV cache used as the attention's key buffer).
 inline Result<Tensor> output_or_scratch(backend::KernelContext& ctx, int i, DType dtype, const Shape& shape) {
