@@ -84,11 +84,8 @@ def default_cache_dir() -> str:
 
 
 def sha256_of(path: str) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def fetch(m: dict, cache_dir: str) -> str:

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -80,36 +81,21 @@ int64_t dequantize_sse2(const void* x, float s, float zp, float* y, int64_t n) {
 }
 #endif
 
-}  // namespace
-
-void quantize_row(const float* x, float s, int32_t zp, uint8_t* y, int64_t n) {
+// The vector loop where there is one, then the scalar loop for the rest (the same bits).
+template <typename Q>
+void quantize_row_impl(const float* x, float s, int32_t zp, Q* y, int64_t n) {
   int64_t i = 0;
 #if defined(__SSE2__)
-  i = quantize_sse2<false>(x, s, zp, y, n);
+  i = quantize_sse2<std::is_signed_v<Q>>(x, s, zp, y, n);
 #endif
   quantize_scalar(x + i, s, zp, y + i, n - i);
 }
 
-void quantize_row(const float* x, float s, int32_t zp, int8_t* y, int64_t n) {
+template <typename Q>
+void dequantize_row_impl(const Q* x, float s, float zp, float* y, int64_t n) {
   int64_t i = 0;
 #if defined(__SSE2__)
-  i = quantize_sse2<true>(x, s, zp, y, n);
-#endif
-  quantize_scalar(x + i, s, zp, y + i, n - i);
-}
-
-void dequantize_row(const uint8_t* x, float s, float zp, float* y, int64_t n) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  i = dequantize_sse2<false>(x, s, zp, y, n);
-#endif
-  dequantize_scalar(x + i, s, zp, y + i, n - i);
-}
-
-void dequantize_row(const int8_t* x, float s, float zp, float* y, int64_t n) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  i = dequantize_sse2<true>(x, s, zp, y, n);
+  i = dequantize_sse2<std::is_signed_v<Q>>(x, s, zp, y, n);
 #endif
   dequantize_scalar(x + i, s, zp, y + i, n - i);
 }
@@ -123,6 +109,13 @@ template <typename Q>
 void dequantize_channels_impl(const Q* x, const float* s, const Q* zp, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - (zp ? static_cast<float>(zp[i]) : 0.f)) * s[i];
 }
+
+}  // namespace
+
+void quantize_row(const float* x, float s, int32_t zp, uint8_t* y, int64_t n) { quantize_row_impl(x, s, zp, y, n); }
+void quantize_row(const float* x, float s, int32_t zp, int8_t* y, int64_t n) { quantize_row_impl(x, s, zp, y, n); }
+void dequantize_row(const uint8_t* x, float s, float zp, float* y, int64_t n) { dequantize_row_impl(x, s, zp, y, n); }
+void dequantize_row(const int8_t* x, float s, float zp, float* y, int64_t n) { dequantize_row_impl(x, s, zp, y, n); }
 
 void quantize_channels(const float* x, const float* s, const uint8_t* zp, uint8_t* y, int64_t n) {
   quantize_channels_impl(x, s, zp, y, n);
