@@ -169,7 +169,7 @@ std::shared_ptr<PlanDiskCache> PlanDiskCache::open(const runtime::SessionOptions
 
 std::string PlanDiskCache::key(std::string_view model_bytes, const runtime::SessionOptions& options) {
   const std::string text = "model=" + hex64(XXH3_64bits(model_bytes.data(), model_bytes.size())) + ";" + options_fingerprint(options) +
-                           ";sdx=" + version() + ";isa=" + cpu::simd::isa_name(cpu::simd::detected_isa()) +
+                           ";sdx=" + version() + ";build=" + build_id() + ";isa=" + cpu::simd::isa_name(cpu::simd::detected_isa()) +
                            ";bundle=" + std::to_string(bundle::kBundleFormatVersion);
   return hex64(fnv1a64(text));
 }

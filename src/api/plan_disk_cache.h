@@ -7,7 +7,8 @@
 //   <root>/v1/<key>.sdx    root = disk_plan_cache_dir, else $SDX_CACHE_DIR/plans, else
 //                          $XDG_CACHE_HOME/sdx/plans, else ~/.cache/sdx/plans
 //   key = FNV-1a 64 of (XXH3-64 of the model's bytes, the options that shape the compiled result, the
-//         sdx version, the CPU's ISA, the bundle format)
+//         sdx version and build ID (core/version.h: a rebuilt library with other passes or kernels
+//         must not replay the plans of the old one), the CPU's ISA, the bundle format)
 //
 // The model's bytes are digested with XXH3-64 (xxHash, the bundle checksum's hash), not FNV-1a: over a
 // 46.8 MB ResNet-18 FNV-1a takes 77 ms, and every load pays it; XXH3 takes 1-4 ms per 25 MB here (memory-
