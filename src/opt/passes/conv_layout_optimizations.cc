@@ -2,7 +2,8 @@
 // only between 2-D float32 convolutions (and the pools between them) stay channel-blocked
 // (NCHW16c, backend/cpu/tensor/channel_blocked.h), so oneDNN's blocked kernels read and write them in place
 // instead of reordering them from and to NCHW around every convolution (the layout onnxruntime's
-// NCHWc transformer uses for the same reason).
+// NCHWc transformer uses for the same reason); sdx's depthwise kernel reads and writes it too, so
+// a mobile CNN's 1x1 / depthwise / 1x1 chains stay blocked.
 //
 //   V = Conv|sdx.FusedConv(...)            producer: output_layout = "NCHW16c"
 //   sdx.FusedConv(V, ...)                  reader as X: input_layout = "NCHW16c"
@@ -13,7 +14,8 @@
 //   V: float32, 4-D, channels fixed and a multiple of 16, not a graph output, produced by a
 //      convolution or a pool; every reader of this graph a convolution reading V as X or as the
 //      residual R (never as W or B), or a pool whose output is blocked as well. Convolutions:
-//      float32 X, a static 4-D W, group 1; pools: 2-D, no Indices output. The blocked set is the
+//      float32 X, a static 4-D W, group 1 or depthwise (group = output channels, one input
+//      channel each); pools: 2-D, no Indices output. The blocked set is the
 //      largest one meeting these conditions (values are dropped until none fails). A convolution's
 //      X, Y and R may have different layouts (its kernel reorders what it must).
 //   Conv nodes that produce or read a blocked value become sdx.FusedConv without activation (the
@@ -39,15 +41,18 @@ constexpr int64_t kBlock = 16;
 
 bool is_fused_conv(const ir::Node& n) { return n.op_type() == "FusedConv" && n.domain() == "sdx"; }
 
-// A convolution the CPU kernel runs on channel-blocked tensors: Conv or sdx.FusedConv with float32
-// X, a static 4-D W and group 1.
+// A convolution the CPU kernels run on channel-blocked tensors: Conv or sdx.FusedConv with float32
+// X, a static 4-D W, and group 1 (oneDNN's blocked kernels) or one input and one output channel
+// per group (the depthwise kernel's blocked loops, conv/depthwise_conv.h).
 bool is_conv(const ir::Node& n) {
   const bool conv = n.op_type() == "Conv" && n.domain().empty();
   if ((!conv && !is_fused_conv(n)) || n.num_inputs() < 2 || n.num_outputs() != 1 || !n.input(0) || !n.input(1))
     return false;
   if (conv && n.num_inputs() > 3) return false;
   auto ws = static_shape(n.input(1));
-  return elem_type(n.input(0)) == DType::kFloat32 && ws && ws->size() == 4 && n.attr_int("group", 1) == 1;
+  if (elem_type(n.input(0)) != DType::kFloat32 || !ws || ws->size() != 4) return false;
+  const int64_t group = n.attr_int("group", 1);
+  return group == 1 || ((*ws)[0] == group && (*ws)[1] == 1);
 }
 
 // The blocked op a pool becomes ("" for a node that is not a 2-D MaxPool / AveragePool without

@@ -1,5 +1,5 @@
-// ConvLayoutOptimizations: values passed only between 2-D float32 convolutions become
-// channel-blocked (NCHW16c); everything else keeps NCHW. Only the byte order between the
+// ConvLayoutOptimizations: values passed only between 2-D float32 convolutions (dense or
+// depthwise) become channel-blocked (NCHW16c); everything else keeps NCHW. Only the byte order between the
 // convolutions changes, so the outputs are exact (rtol 0, atol 0).
 #include <algorithm>
 
@@ -105,6 +105,30 @@ TEST(ConvLayoutOptimizations, PoolsBetweenConvolutionsRunBlocked) {
   EXPECT_EQ(r.report.rewrites_of(kPass), 3);
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{
                              {"AveragePool", 1}, {"Sigmoid", 1}, {"sdx.BlockedMaxPool", 1}, {"sdx.FusedConv", 3}}));
+}
+
+// A mobile CNN's chain: 1x1 -> depthwise 3x3 (group = channels) -> 1x1 stays blocked throughout; a
+// depthwise convolution with a channel multiplier (two outputs per input channel) does not.
+TEST(ConvLayoutOptimizations, DepthwiseConvolutionsRunBlocked) {
+  auto build = [] {
+    ModelBuilder b(14);
+    ir::Value* x = b.input("x", {1, 16, 9, 9});
+    ir::Value* e = b.op("HardSwish", {b.op("Conv", {x, b.constant("we", random_f32({32, 16, 1, 1}, 20))})});
+    ir::Value* d = b.op("Relu", {b.op("Conv", {e, b.constant("wd", random_f32({32, 1, 3, 3}, 21)),
+                                                b.constant("bd", random_f32({32}, 22))},
+                                       {attr_i("group", 32), attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})})});
+    ir::Value* p = b.op("Conv", {d, b.constant("wp", random_f32({32, 32, 1, 1}, 23))});
+    ir::Value* m = b.op("Conv", {p, b.constant("wm", random_f32({64, 1, 3, 3}, 24))}, {attr_i("group", 32), attr_ints("pads", {1, 1, 1, 1})});
+    b.output(b.op("GlobalAveragePool", {m}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", kPass}, build, {{"x", feed({1, 16, 9, 9}, 4)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 2);  // e and d; p feeds the multiplier convolution
+  std::vector<std::string> got;
+  for (const auto& [name, l] : layouts(build)) got.push_back(l);
+  std::sort(got.begin(), got.end());
+  // The multiplier convolution stays a plain Conv (no FusedConv to carry a layout).
+  EXPECT_EQ(got, (std::vector<std::string>{"NCHW/NCHW16c/NCHW", "NCHW16c/NCHW/NCHW", "NCHW16c/NCHW16c/NCHW"}));
 }
 
 TEST(ConvLayoutOptimizations, LeavesOtherReadersChannelCountsGroupsAndOutputsAlone) {

@@ -19,7 +19,9 @@
 // and writes them in place; the reference path converts them to and from NCHW around the same
 // NCHW computation, so every layout gives the same bits.
 //
-// Float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h; 3x3 stride-1 ones on
+// Float32 depthwise convolutions (1-D or 2-D, group == channels) run on sdx's own kernel
+// (depthwise_conv.h), with the activation and residual on each row as it is finished; other
+// float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h; 3x3 stride-1 ones on
 // its Winograd kernels): bias and (direct kernels) LeakyRelu as a post-op, other activations
 // with the same functors after each slice, weights packed once at capture. Conv takes the same path, so FusedConv still equals Conv + activation
 // (and Conv + Add(R) + activation: the residual is added by sdx on each slice, see onednn_conv.h).
@@ -30,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/tensor/channel_blocked.h"
@@ -182,6 +185,7 @@ class FusedConvKernel final : public backend::Kernel {
     SDX_RETURN_IF_ERROR(check_layouts(layouts_, x.dtype(), p, r != nullptr), "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
     if (y.numel() > 0) {
+      if (std::optional<Status> st = run_depthwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
     }
     return dispatch<SDX_FLOAT_TYPES>(
@@ -208,7 +212,8 @@ class FusedConvKernel final : public backend::Kernel {
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
     if (r && r->shape() != plan.value().out_shape) return no_bound_form();
     if (!check_layouts(layouts_, x.dtype(), plan.value(), r != nullptr).is_ok()) return no_bound_form();
-    std::unique_ptr<backend::BoundKernel> bound = bind_onednn_conv(plan.value(), act_, ctx, layouts_);
+    std::unique_ptr<backend::BoundKernel> bound = bind_depthwise_conv(plan.value(), act_, ctx, layouts_);
+    if (!bound) bound = bind_onednn_conv(plan.value(), act_, ctx, layouts_);
     if (bound) return bound;
     (void)dispatch<SDX_FLOAT_TYPES>(
         x.dtype(),

@@ -1,5 +1,6 @@
 // Conv and ConvTranspose over N spatial dims (1-D, 2-D, 3-D, ...), via im2col/col2im + gemm.
-// Float32 2-D Conv runs on oneDNN when it is built in (onednn_conv.h), with a bound form whose
+// Float32 depthwise Conv (1-D or 2-D, group == channels) runs on sdx's own kernel (depthwise_conv.h);
+// other float32 2-D Conv on oneDNN when it is built in (onednn_conv.h), with a bound form whose
 // weights are packed once at capture; everything else runs the reference below.
 //
 // Both build one index table per run mapping (kernel offset, position) to the flat spatial
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/kernels/util/conv_gemm.h"
 #include "backend/cpu/kernels/util/conv_util.h"
@@ -38,6 +40,7 @@ class ConvKernel final : public backend::Kernel {
                          "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
     if (y.numel() == 0) return Status::ok();
+    if (std::optional<Status> st = run_depthwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
     return dispatch<float, double, Float16, BFloat16>(
         x.dtype(),
@@ -65,6 +68,7 @@ class ConvKernel final : public backend::Kernel {
     const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
     Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "Conv");
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
+    if (auto bound = bind_depthwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
     return bind_onednn_conv(plan.value(), FusedActivation(), ctx);
   }
 

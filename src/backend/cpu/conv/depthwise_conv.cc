@@ -1,0 +1,259 @@
+// See depthwise_conv.h.
+#include "backend/cpu/conv/depthwise_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/conv/depthwise_kernels.h"
+#include "backend/cpu/simd/isa.h"
+#include "backend/cpu/threading/thread_pool.h"
+
+namespace sdx::cpu {
+namespace {
+
+const dw::Kernels& active_kernels() {
+  switch (simd::active_isa()) {
+    case simd::Isa::kAvx512:
+      if (const dw::Kernels* k = dw::avx512_kernels()) return *k;
+      [[fallthrough]];
+    case simd::Isa::kAvx2:
+      if (const dw::Kernels* k = dw::avx2_kernels()) return *k;
+      [[fallthrough]];
+    case simd::Isa::kScalar:
+      break;
+  }
+  return *dw::scalar_kernels();
+}
+
+// The calling thread's padded-row scratch, at least `floats` long: grown on a thread's first call
+// after a larger convolution, never in steady state. One per thread, shared by every convolution
+// (a thread runs one chunk at a time).
+float* thread_rows(size_t floats) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < floats) buf.resize(floats);
+  return buf.data();
+}
+
+// W [C][KH][KW] -> [C/16][KH][KW][16].
+void block_weights(const float* w, int64_t C, int64_t ks, float* out) {
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < ks; ++k) out[((c / dw::kBlock) * ks + k) * dw::kBlock + c % dw::kBlock] = w[c * ks + k];
+}
+
+}  // namespace
+
+bool depthwise_conv_applies(const ConvPlan& p) {
+  const int rank = p.g.rank();
+  if ((rank != 1 && rank != 2) || p.Cg != 1 || p.out_shape.numel() == 0) return false;
+  for (int64_t pad : p.g.pads)
+    if (pad < 0) return false;
+  return true;
+}
+
+struct DepthwiseConv::Impl {
+  int64_t N = 0, C = 0, M = 0, Mg = 1, is = 0, os = 0, ks = 0;
+  ConvLayouts layouts;
+  bool blocked = false;       // the NCHW16c loops
+  bool constant_w = false;    // w_blocked holds the constant weights (blocked only)
+  std::vector<int64_t> tap_offset;
+  dw::Geometry g;
+  const dw::Kernels* kernels = nullptr;
+  FusedActivation act;
+  // Blocked: the weights in the loops' layout; X, Y and R converted from and to NCHW when one of
+  // them is not blocked.
+  std::vector<float> w_blocked, x_buf, y_buf, r_buf;
+
+  // [i0, i1) of planes * bands items; `bands` row bands per plane.
+  template <typename F>
+  void nchw_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows, size_t scratch,
+                  const float* x, const float* w, const float* b, const float* r, float* y) const;
+  template <typename F>
+  void blocked_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows, const float* x,
+                     const float* w, const float* b, const float* r, float* y) const;
+};
+
+template <typename F>
+void DepthwiseConv::Impl::nchw_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows,
+                                     size_t scratch, const float* x, const float* w, const float* b, const float* r,
+                                     float* y) const {
+  float* padded = thread_rows(scratch);
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t plane = i / bands, oh0 = i % bands * band_rows, oh1 = std::min(g.OH, oh0 + band_rows);
+    if (oh0 >= oh1) continue;
+    const int64_t n = plane / M, m = plane % M, ch = m / Mg;
+    const int64_t pr0 = oh0 * g.stride_h;
+    kernels->pad(g, x + (n * C + ch) * is, pr0, g.end_row(oh1), padded);
+    float* yp = y + plane * os;
+    const float* rp = r ? r + plane * os : nullptr;
+    if (!kernels->rows(g, padded, pr0, w + m * ks, b ? b[m] : 0.0f, yp, oh0, oh1, act, rp))
+      epilogue_row(f, yp + oh0 * g.OW, static_cast<const float*>(nullptr), (oh1 - oh0) * g.OW);
+  }
+}
+
+template <typename F>
+void DepthwiseConv::Impl::blocked_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows,
+                                        const float* x, const float* w, const float* b, const float* r,
+                                        float* y) const {
+  constexpr int64_t B = dw::kBlock;
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t plane = i / bands, oh0 = i % bands * band_rows, oh1 = std::min(g.OH, oh0 + band_rows);
+    if (oh0 >= oh1) continue;
+    const int64_t cb = plane % (M / B);  // plane: image n, channel block cb (X and Y have the same blocks)
+    float* yp = y + plane * os * B;
+    const float* rp = r ? r + plane * os * B : nullptr;
+    if (!kernels->blocked_rows(g, x + plane * is * B, w + cb * ks * B, b ? b + cb * B : nullptr, yp, oh0, oh1, act,
+                               rp))
+      epilogue_row(f, yp + oh0 * g.OW * B, static_cast<const float*>(nullptr), (oh1 - oh0) * g.OW * B);
+  }
+}
+
+DepthwiseConv::DepthwiseConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DepthwiseConv::~DepthwiseConv() = default;
+
+bool DepthwiseConv::blocked() const { return impl_->blocked; }
+
+std::unique_ptr<DepthwiseConv> DepthwiseConv::make(const ConvPlan& p, const FusedActivation& act, ConvLayouts layouts,
+                                                   bool has_residual) {
+  if (!depthwise_conv_applies(p)) return nullptr;
+  const bool blocked = layouts.any();
+  if (blocked && (p.g.rank() != 2 || p.Mg != 1 || p.C % dw::kBlock != 0))
+    return nullptr;
+  auto impl = std::make_unique<Impl>();
+  Impl& c = *impl;
+  c.N = p.N;
+  c.C = p.C;
+  c.M = p.M;
+  c.Mg = p.Mg;
+  c.is = p.is;
+  c.os = p.os;
+  c.ks = p.ks;
+  c.act = act;
+  c.layouts = layouts;
+  c.blocked = blocked;
+  dw::Geometry& g = c.g;
+  const WindowGeometry& wg = p.g;
+  const int w_axis = wg.rank() - 1;  // the last spatial axis; 2-D has a row axis before it
+  if (wg.rank() == 2) {
+    g.H = p.in[0];
+    g.OH = wg.out[0];
+    g.KH = wg.kernel[0];
+    g.stride_h = wg.strides[0];
+    g.dil_h = wg.dilations[0];
+    g.pad_t = wg.pads[0];
+  }
+  g.W = p.in[w_axis];
+  g.OW = wg.out[w_axis];
+  g.KW = wg.kernel[w_axis];
+  g.stride_w = wg.strides[w_axis];
+  g.dil_w = wg.dilations[w_axis];
+  g.pad_l = wg.pads[w_axis];
+  if (!blocked) {
+    const int64_t padded = (g.OW - 1) * g.stride_w + (g.KW - 1) * g.dil_w + 1;
+    g.phase_w = (padded + g.stride_w - 1) / g.stride_w;
+    c.tap_offset.resize(static_cast<size_t>(g.KW));
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t col = kw * g.dil_w;
+      c.tap_offset[static_cast<size_t>(kw)] = (col % g.stride_w) * g.phase_w + col / g.stride_w;
+    }
+    g.tap_offset = c.tap_offset.data();
+  } else {
+    c.w_blocked.resize(static_cast<size_t>(p.M * p.ks));
+    if (!layouts.x) c.x_buf.resize(static_cast<size_t>(p.N * p.C * p.is));
+    if (!layouts.y) c.y_buf.resize(static_cast<size_t>(p.out_shape.numel()));
+    if (has_residual && !layouts.r) c.r_buf.resize(static_cast<size_t>(p.out_shape.numel()));
+  }
+  c.kernels = &active_kernels();
+  return std::unique_ptr<DepthwiseConv>(new DepthwiseConv(std::move(impl)));
+}
+
+void DepthwiseConv::set_constant_weights(const float* w) {
+  Impl& c = *impl_;
+  if (!c.blocked) return;
+  block_weights(w, c.M, c.ks, c.w_blocked.data());
+  c.constant_w = true;
+}
+
+void DepthwiseConv::run(const float* x, const float* w, const float* b, const float* r, float* y) {
+  Impl& c = *impl_;
+  const dw::Geometry& g = c.g;
+  const int64_t planes = c.blocked ? c.N * (c.M / dw::kBlock) : c.N * c.M;
+  const int64_t per_plane = c.blocked ? dw::kBlock : 1;  // channels an item computes
+  // Bands of output rows per plane: one unless there are fewer planes than a few per thread.
+  const int64_t want = 4 * static_cast<int64_t>(current_num_threads());
+  const int64_t bands = planes >= want ? 1 : std::min(g.OH, (want + planes - 1) / planes);
+  const int64_t band_rows = (g.OH + bands - 1) / bands;
+  // About 64K multiply-adds per chunk at least.
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, band_rows * g.OW * c.ks * per_plane));
+  if (!c.blocked) {
+    const size_t scratch = static_cast<size_t>(g.end_row(band_rows) * g.row_floats());
+    c.act.visit([&](auto f) {
+      parallel_for(planes * bands, grain, [&](int64_t i0, int64_t i1) {
+        c.nchw_items(f, i0, i1, bands, band_rows, scratch, x, w, b, r, y);
+      });
+    });
+    return;
+  }
+  // Blocked: whatever is NCHW is converted (a convolution between a blocked and an NCHW tensor).
+  if (!c.constant_w) block_weights(w, c.M, c.ks, c.w_blocked.data());
+  const float* xb = x;
+  if (!c.layouts.x) {
+    block_channels(x, c.x_buf.data(), c.N, c.C, c.is);
+    xb = c.x_buf.data();
+  }
+  const float* rb = r;
+  if (r && !c.layouts.r) {
+    block_channels(r, c.r_buf.data(), c.N, c.M, c.os);
+    rb = c.r_buf.data();
+  }
+  float* yb = c.layouts.y ? y : c.y_buf.data();
+  c.act.visit([&](auto f) {
+    parallel_for(planes * bands, grain, [&](int64_t i0, int64_t i1) {
+      c.blocked_items(f, i0, i1, bands, band_rows, xb, c.w_blocked.data(), b, rb, yb);
+    });
+  });
+  if (!c.layouts.y) unblock_channels(yb, y, c.N, c.M, c.os);
+}
+
+namespace {
+
+bool all_float32(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r) {
+  return x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && (!b || b->dtype() == DType::kFloat32) &&
+         (!r || r->dtype() == DType::kFloat32);
+}
+
+}  // namespace
+
+std::optional<Status> run_depthwise_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
+                                         const Tensor& w, const Tensor* b, Tensor& y, const Tensor* r,
+                                         ConvLayouts layouts) {
+  if (!all_float32(x, w, b, r)) return std::nullopt;
+  std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
+  if (!conv) return std::nullopt;
+  conv->run(x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
+            y.data<float>());
+  return Status::ok();
+}
+
+std::unique_ptr<backend::BoundKernel> bind_depthwise_conv(const ConvPlan& p, const FusedActivation& act,
+                                                          const backend::PrepareContext& ctx, ConvLayouts layouts) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  if (!all_float32(x, w, b, r)) return nullptr;
+  std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
+  if (!conv) return nullptr;
+  if (ctx.input_is_constant(1)) conv->set_constant_weights(w.data<float>());
+  return backend::bind_call([conv = std::move(conv), px = x.data<float>(), pw = w.data<float>(),
+                             pb = b ? b->data<float>() : nullptr, pr = r ? r->data<float>() : nullptr,
+                             py = ctx.output(0).data<float>()] {
+    conv->run(px, pw, pb, pr, py);
+    return Status::ok();
+  });
+}
+
+}  // namespace sdx::cpu
