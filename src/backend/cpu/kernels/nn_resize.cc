@@ -3,14 +3,18 @@
 // Interpolation is separable, so the N-D resize runs as one 1-D pass per resized axis
 // (in double, like the ONNX reference). Each pass first builds, for every output
 // index, the taps it reads (clamped input index + weight), then streams the data.
+// Nearest resizes (the upsampling of detection and OCR models) skip the arithmetic: a gather
+// through the same taps, every element type copied as it is (resize_nearest).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/kernels/util/conv_util.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "core/type_dispatch.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
@@ -221,6 +225,83 @@ T store(double v) {
   }
 }
 
+// Nearest: each output element is one input element (the tap of weight 1 on every axis), so the
+// resize is a gather through one index table per axis, copying elements as they are (the double
+// path's float -> double -> float round trip is exact; for int64 beyond 2^53 the gather is exact
+// where it was not). Output rows (every axis but the last) whose source row is the previous output
+// row's are copied from it: an upsampling by k copies k - 1 of every k rows. False, with nothing
+// written, when a tap is extrapolated (tf_crop_and_resize) or none has weight 1 (exclude_outside
+// at an edge): the interpolation path takes those.
+template <typename E>
+void gather_rows(const E* x, E* y, const std::vector<int64_t>& in_dims, const std::vector<int64_t>& out_dims,
+                 const std::vector<std::vector<int64_t>>& index) {
+  const int r = static_cast<int>(out_dims.size());
+  const int64_t ow = out_dims[r - 1], iw = in_dims[r - 1];
+  int64_t rows = 1;
+  for (int a = 0; a + 1 < r; ++a) rows *= out_dims[a];
+  const std::vector<int64_t>& last = index[r - 1];
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, ow)), [&](int64_t r0, int64_t r1) {
+    int64_t prev_src = -1;
+    for (int64_t row = r0; row < r1; ++row) {
+      // The source row of output row `row`: mixed radix over the output dims, mapped per axis.
+      int64_t rem = row, src = 0, stride = 1;
+      for (int a = r - 2; a >= 0; --a) {
+        const int64_t o = rem % out_dims[a];
+        rem /= out_dims[a];
+        src += index[a][o] * stride;
+        stride *= in_dims[a];
+      }
+      E* dst = y + row * ow;
+      if (src == prev_src) {
+        std::memcpy(dst, dst - ow, static_cast<size_t>(ow) * sizeof(E));
+        continue;
+      }
+      prev_src = src;
+      const E* s = x + src * iw;
+      for (int64_t j = 0; j < ow; ++j) dst[j] = s[last[j]];
+    }
+  });
+}
+
+bool resize_nearest(const ResizeOptions& o, const Tensor& x, Tensor& y, const std::vector<double>& scales,
+                    const std::vector<double>& roi) {
+  const int r = x.rank();
+  const std::vector<int64_t>& in_dims = x.shape().dims();
+  const std::vector<int64_t>& out_dims = y.shape().dims();
+  std::vector<std::vector<int64_t>> index(static_cast<size_t>(r));
+  for (int a = 0; a < r; ++a) {
+    std::vector<int64_t>& idx = index[static_cast<size_t>(a)];
+    const bool default_roi = roi[a] == 0.0 && roi[a + r] == 1.0;
+    if (std::abs(scales[a] - 1.0) < 1e-9 && out_dims[a] == in_dims[a] && default_roi) {
+      idx.resize(static_cast<size_t>(in_dims[a]));
+      for (int64_t i = 0; i < in_dims[a]; ++i) idx[static_cast<size_t>(i)] = i;
+      continue;
+    }
+    const AxisPlan p = plan_axis(o, in_dims[a], out_dims[a], scales[a], roi[a], roi[a + r]);
+    idx.resize(static_cast<size_t>(out_dims[a]));
+    for (int64_t i = 0; i < out_dims[a]; ++i) {
+      const Taps& t = p.taps[static_cast<size_t>(i)];
+      int64_t pick = -1;
+      for (int j = 0; j < p.n; ++j)
+        if (p.weight[t.first + j] == 1.0) pick = p.index[t.first + j];
+      if (t.extrapolated || pick < 0) return false;
+      idx[static_cast<size_t>(i)] = pick;
+    }
+  }
+  switch (x.dtype()) {  // the element types the interpolation path takes, by width
+    case DType::kFloat32: case DType::kFloat64: case DType::kFloat16: case DType::kBFloat16: case DType::kInt8:
+    case DType::kUint8: case DType::kInt16: case DType::kUint16: case DType::kInt32: case DType::kInt64: break;
+    default: return false;
+  }
+  switch (dtype_storage_bytes(x.dtype(), 1)) {
+    case 1: gather_rows(x.data<uint8_t>(), y.data<uint8_t>(), in_dims, out_dims, index); return true;
+    case 2: gather_rows(x.data<uint16_t>(), y.data<uint16_t>(), in_dims, out_dims, index); return true;
+    case 4: gather_rows(x.data<uint32_t>(), y.data<uint32_t>(), in_dims, out_dims, index); return true;
+    case 8: gather_rows(x.data<uint64_t>(), y.data<uint64_t>(), in_dims, out_dims, index); return true;
+    default: return false;
+  }
+}
+
 // Resizes x given per-axis scales and output sizes (rank entries each), roi (2 * rank).
 Status resize(backend::KernelContext& ctx, const ResizeOptions& o, const Tensor& x, const std::vector<double>& scales,
               const std::vector<int64_t>& sizes, const std::vector<double>& roi) {
@@ -229,6 +310,7 @@ Status resize(backend::KernelContext& ctx, const ResizeOptions& o, const Tensor&
   SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), out_shape), "");
   if (y.numel() == 0) return Status::ok();
   if (x.numel() == 0) return invalid_argument("cannot resize an empty input to a non-empty output");
+  if (o.mode == Mode::kNearest && r > 0 && resize_nearest(o, x, y, scales, roi)) return Status::ok();
   return dispatch<float, double, Float16, BFloat16, int8_t, uint8_t, int16_t, uint16_t, int32_t, int64_t>(
       x.dtype(),
       [&](auto tag) -> Status {
