@@ -71,31 +71,48 @@ void copy_n(const T* src, int64_t n, T* dst) {
 
 // Walks an output with out_dims (row-major) viewed onto an input through
 // in_offset = base + sum(i_d * in_strides[d]) (strides may be 0 or negative), one run
-// along the innermost dim at a time: fn(out_offset, in_offset, in_step, count).
+// along the innermost dim at a time: fn(out_offset, in_offset, in_step, count). Dims of size 1
+// are dropped and a dim whose input stride continues the next one's run is merged into it
+// (Slice keeping whole rows, Transpose keeping trailing dims, a trailing [.., 1]), so a run is as
+// long as the layout allows.
 template <typename F>
 void for_each_strided_run(int64_t base, const std::vector<int64_t>& in_strides, const std::vector<int64_t>& out_dims,
                           F&& fn) {
-  const int rank = static_cast<int>(out_dims.size());
+  const int full_rank = static_cast<int>(out_dims.size());
   int64_t total = 1;
   for (int64_t d : out_dims) total *= d;
   if (total == 0) return;
+  // No allocation up to rank 8 (bound kernels).
+  SmallBuffer<int64_t, 8> dims(static_cast<size_t>(full_rank) + 1, 1), strides(static_cast<size_t>(full_rank) + 1, 0);
+  size_t rank = 0;
+  for (int d = 0; d < full_rank; ++d) {
+    const int64_t n = out_dims[static_cast<size_t>(d)], s = in_strides[static_cast<size_t>(d)];
+    if (n == 1) continue;
+    if (rank > 0 && strides[rank - 1] == s * n) {
+      dims[rank - 1] *= n;
+      strides[rank - 1] = s;
+    } else {
+      dims[rank] = n;
+      strides[rank] = s;
+      ++rank;
+    }
+  }
   if (rank == 0) {
     fn(int64_t{0}, base, int64_t{0}, int64_t{1});
     return;
   }
-  const int64_t inner = out_dims[static_cast<size_t>(rank - 1)];
-  const int64_t inner_stride = in_strides[static_cast<size_t>(rank - 1)];
-  SmallBuffer<int64_t, 8> idx(static_cast<size_t>(rank), 0);  // no allocation up to rank 8 (bound kernels)
+  const int64_t inner = dims[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  SmallBuffer<int64_t, 8> idx(rank, 0);
   int64_t in = base;
   for (int64_t out = 0; out < total; out += inner) {
     fn(out, in, inner_stride, inner);
     // Advance the outer counter (dims 0..rank-2).
-    for (int d = rank - 2; d >= 0; --d) {
-      size_t ud = static_cast<size_t>(d);
-      in += in_strides[ud];
-      if (++idx[ud] < out_dims[ud]) break;
-      in -= in_strides[ud] * out_dims[ud];
-      idx[ud] = 0;
+    for (size_t d = rank - 1; d-- > 0;) {
+      in += strides[d];
+      if (++idx[d] < dims[d]) break;
+      in -= strides[d] * dims[d];
+      idx[d] = 0;
     }
   }
 }
