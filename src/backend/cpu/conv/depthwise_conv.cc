@@ -135,8 +135,11 @@ std::unique_ptr<DepthwiseConv> DepthwiseConv::make(const ConvPlan& p, const Fuse
   c.blocked = blocked;
   dw::Geometry& g = c.g;
   const WindowGeometry& wg = p.g;
-  const int w_axis = wg.rank() - 1;  // the last spatial axis; 2-D has a row axis before it
-  if (wg.rank() == 2) {
+  // The axis the loops vectorize: the last spatial one, or in NCHW the rows of a convolution over
+  // columns of width 1 (an [H, 1] plane is an [1, H] one in memory: FSMN's 20x1 filters over time).
+  const bool columns = !blocked && wg.rank() == 2 && p.in[1] == 1 && wg.kernel[1] == 1 && wg.out[1] == 1;
+  const int w_axis = columns ? 0 : wg.rank() - 1;
+  if (wg.rank() == 2 && !columns) {
     g.H = p.in[0];
     g.OH = wg.out[0];
     g.KH = wg.kernel[0];

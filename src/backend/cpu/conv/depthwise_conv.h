@@ -13,7 +13,8 @@
 //   pool), the input rows it reads are copied once into zero-padded rows whose columns are split
 //   by phase (column mod stride), so that every tap reads a contiguous run at any stride; each
 //   output row is then a sum over the taps of scalar weight x vector of inputs, accumulated in
-//   registers and stored once. W is read in place.
+//   registers and stored once. W is read in place. A convolution over columns of width 1 (kernel
+//   k x 1 on an H x 1 plane: filters over time) runs as a 1-D one along H.
 // - NCHW16c, when ConvLayoutOptimizations made X, Y or R channel-blocked (16-channel multiples,
 //   2-D, no channel multiplier): a vector is one pixel's 16 channels, read in place, and W is
 //   reordered to [C/16][kh][kw][16]. A tensor of the other layout is converted around the call.

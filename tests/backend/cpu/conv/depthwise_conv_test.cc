@@ -45,6 +45,8 @@ std::vector<Case> cases() {
       {"wide rows (several vector blocks)", {1, 2, 5, 150}, {2, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"channel multiplier 2", {2, 5, 10, 9}, {10, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"single plane, 40 rows (bands)", {1, 1, 40, 37}, {1, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"20x1 filters over a column (FSMN)", {1, 16, 47, 1}, {16, 1, 20, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      {"5x1 stride 2, padded, over a column", {1, 3, 30, 1}, {3, 1, 5, 1}, {2, 1}, {1, 1}, {2, 0, 3, 0}},
       {"1-D", {2, 6, 50}, {6, 1, 5}, {1}, {1}, {2, 2}},
       {"1-D stride 2, dilation 3", {1, 16, 33}, {16, 1, 3}, {2}, {3}, {3, 1}},
   };
@@ -227,7 +229,7 @@ TEST(DepthwiseConv, DeclinesWhatItDoesNotTake) {
 // the ONNX activation (then Add first), bit for bit, in NCHW and with X, Y and R blocked.
 TEST(DepthwiseConv, FusedConvEqualsConvThenActivationBitwise) {
   const std::vector<Case> all = cases();
-  for (size_t i : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{13}, size_t{15}}) {
+  for (size_t i : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{13}, size_t{15}, size_t{17}}) {
     const Case& c = all[i];
     const Tensor x = random_tensor(DType::kFloat32, c.x, 11), w = random_tensor(DType::kFloat32, c.w, 12, -0.5f, 0.5f);
     const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 13);
@@ -283,7 +285,7 @@ TEST(DepthwiseConv, NaNAndInfinitiesPropagate) {
 TEST(DepthwiseConv, BoundFormMatchesRunWithoutAllocating) {
   Pool pool(cpu::ThreadPool::default_num_threads());
   const std::vector<Case> all = cases();
-  for (size_t i : {size_t{0}, size_t{1}, size_t{3}, size_t{13}, size_t{16}}) {
+  for (size_t i : {size_t{0}, size_t{1}, size_t{3}, size_t{13}, size_t{15}, size_t{18}}) {
     const Case& c = all[i];
     SCOPED_TRACE(c.name);
     const Tensor x = random_tensor(DType::kFloat32, c.x, 17), w = random_tensor(DType::kFloat32, c.w, 18);
