@@ -87,6 +87,10 @@ std::vector<ConvCase> conv_cases() {
       {"few channels, sliced by rows", {1, 8, 40, 40}, {16, 8, 3, 3}, {attr_ints("pads", {1, 1, 1, 1})}},
       {"by rows, strided, asymmetric pads", {2, 3, 45, 41}, {16, 3, 5, 5},
        {attr_ints("pads", {0, 2, 3, 1}), attr_ints("strides", {2, 2})}},
+      // k x 1 over H x 1 planes runs as 1 x k over 1 x H (onednn_conv.cc's make()).
+      {"5x1 over a column", {1, 32, 40, 1}, {48, 32, 5, 1}, {}},
+      {"3x1 over a column, strided, padded", {2, 16, 31, 1}, {16, 16, 3, 1},
+       {attr_ints("pads", {1, 0, 2, 0}), attr_ints("strides", {2, 1}), attr_ints("dilations", {2, 1})}},
   };
 }
 
