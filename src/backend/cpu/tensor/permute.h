@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/tensor/collapse_dims.h"
 #include "backend/cpu/tensor/small_buffer.h"
 #include "backend/cpu/threading/thread_pool.h"
 
@@ -35,16 +36,11 @@ struct PermutePlan {
     PermutePlan p;
     p.total = 1;
     for (int64_t d : out_dims) p.total *= d;
-    for (size_t i = 0; i < out_dims.size(); ++i) {
-      if (out_dims[i] == 1) continue;
-      if (!p.dims.empty() && p.strides.back() == in_strides[i] * out_dims[i]) {
-        p.dims.back() *= out_dims[i];
-        p.strides.back() = in_strides[i];
-      } else {
-        p.dims.push_back(out_dims[i]);
-        p.strides.push_back(in_strides[i]);
-      }
-    }
+    p.dims.resize(out_dims.size());
+    p.strides.resize(out_dims.size());
+    const size_t n = collapse_dims(out_dims, in_strides, p.dims, p.strides);
+    p.dims.resize(n);
+    p.strides.resize(n);
     const int r = static_cast<int>(p.dims.size());
     if (r >= 2 && p.strides.back() != 1)
       for (int d = 0; d < r - 1; ++d)

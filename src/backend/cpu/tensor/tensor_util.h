@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/type_dispatch.h"
+#include "backend/cpu/tensor/collapse_dims.h"
 #include "backend/cpu/tensor/small_buffer.h"
 #include "core/tensor_values.h"
 #include "core/shape.h"
@@ -71,9 +72,8 @@ void copy_n(const T* src, int64_t n, T* dst) {
 
 // Walks an output with out_dims (row-major) viewed onto an input through
 // in_offset = base + sum(i_d * in_strides[d]) (strides may be 0 or negative), one run
-// along the innermost dim at a time: fn(out_offset, in_offset, in_step, count). Dims of size 1
-// are dropped and a dim whose input stride continues the next one's run is merged into it
-// (Slice keeping whole rows, Transpose keeping trailing dims, a trailing [.., 1]), so a run is as
+// along the innermost dim at a time: fn(out_offset, in_offset, in_step, count). The dims are
+// collapsed first (collapse_dims.h: Slice keeping whole rows, a trailing [.., 1]), so a run is as
 // long as the layout allows.
 template <typename F>
 void for_each_strided_run(int64_t base, const std::vector<int64_t>& in_strides, const std::vector<int64_t>& out_dims,
@@ -84,19 +84,7 @@ void for_each_strided_run(int64_t base, const std::vector<int64_t>& in_strides, 
   if (total == 0) return;
   // No allocation up to rank 8 (bound kernels).
   SmallBuffer<int64_t, 8> dims(static_cast<size_t>(full_rank) + 1, 1), strides(static_cast<size_t>(full_rank) + 1, 0);
-  size_t rank = 0;
-  for (int d = 0; d < full_rank; ++d) {
-    const int64_t n = out_dims[static_cast<size_t>(d)], s = in_strides[static_cast<size_t>(d)];
-    if (n == 1) continue;
-    if (rank > 0 && strides[rank - 1] == s * n) {
-      dims[rank - 1] *= n;
-      strides[rank - 1] = s;
-    } else {
-      dims[rank] = n;
-      strides[rank] = s;
-      ++rank;
-    }
-  }
+  const size_t rank = collapse_dims(out_dims, in_strides, dims, strides);
   if (rank == 0) {
     fn(int64_t{0}, base, int64_t{0}, int64_t{1});
     return;
