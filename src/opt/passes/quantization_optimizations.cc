@@ -36,6 +36,14 @@
 //   attributes. Exact: DequantizeLinear gives y = fl((q - z) * s) with |q - z| < 2^17; then
 //   fl(y / s) = (q - z)(1 + d), |d| <= 2^-23, is within 2^-6 of the integer q - z, so rounding gives
 //   it back and adding z lands in range without saturating.
+//
+// Gather from a dequantized constant table (an int8 embedding), always:
+//   Gather(Mul(Cast(q), s), idx, axis=0)        -> Mul(Cast(Gather(q, idx)), Gather(s, idx))
+//   Gather(DequantizeLinear(q, s, z), idx, axis=0) -> DequantizeLinear(Gather(q, idx), s, z)
+//   q, s (and z) constants; s one scale per row of q ([V, ...] with its other dims 1 or q's) or a
+//   scalar (the Mul form), a per-tensor scalar (DequantizeLinear); the table read by the Gather
+//   only. Exact: each gathered element goes through the same Cast and multiply. Only the rows
+//   gathered are dequantized, not the whole table on every call (MiniLM int8: 30522 x 384).
 // The other direction, DequantizeLinear(QuantizeLinear(x)), rounds x and is NOT folded. A
 // DequantizeLinear of a constant int8 weight feeding MatMul is left alone too: the weight stays
 // small, dequantized per run.
@@ -300,9 +308,76 @@ bool quantize_of_dequantize(ir::Graph& g, ir::Node& q_node, PassContext& ctx) {
   return forward_output(g, &q_node, q) && ctx.applied(q_node, "QuantizeLinear(DequantizeLinear(q, s, z), s, z) -> q");
 }
 
+// ---- Gather from a dequantized table: gather the integers, dequantize the rows gathered ----
+
+// A new node placed just before `before` (so the order stays topological), its output typed.
+ir::Node* add_before(ir::Graph& g, const ir::Node& before, const std::string& op, int opset,
+                     const std::vector<ir::Value*>& inputs, DType out_type, std::vector<ir::Attribute> attrs = {}) {
+  const std::string name = g.unique_name(before.name().empty() ? op : before.name() + "/" + op);
+  ir::Node* n = g.add_node(op, "", name, inputs, {g.unique_name(name + "_out")});
+  n->set_opset(opset);
+  for (ir::Attribute& a : attrs) n->add_attribute(std::move(a));
+  n->output(0)->mutable_type() = ir::TypeInfo::tensor(out_type);
+  g.move_node_before(n, &before);
+  return n;
+}
+
+bool gather_of_dequantized(ir::Graph& g, ir::Node& n, PassContext& ctx) {
+  ir::Value* table = n.input(0);
+  ir::Value* idx = n.input(1);
+  if (!table || !idx || n.attr_int("axis", 0) != 0 || !has_single_use(g, table)) return false;
+  ir::Node* dq = producer_of(table, "DequantizeLinear");
+  if (dq) {
+    // Per-tensor DequantizeLinear(q, s, z): the same s and z for the rows gathered.
+    const Tensor* q = constant_value(dq->input(0));
+    const Tensor* sc = dq->num_inputs() > 1 ? constant_value(dq->input(1)) : nullptr;
+    if (!q || q->rank() < 1 || !sc || sc->numel() != 1 || sc->rank() != 0 || dq->attr("block_size")) return false;
+    if (dq->num_inputs() > 2 && dq->input(2)) {
+      const Tensor* z = constant_value(dq->input(2));
+      if (!z || z->numel() != 1 || z->rank() != 0) return false;
+    }
+    ir::Node* gq = add_before(g, n, "Gather", n.opset(), {dq->input(0), idx}, q->dtype(), {attr_int("axis", 0)});
+    std::vector<ir::Value*> inputs = dq->inputs();
+    inputs[0] = gq->output(0);
+    std::vector<ir::Attribute> attrs = dq->attributes();
+    const int opset = dq->opset();
+    fuse(g, {dq, &n}, &n, "DequantizeLinear", "", opset, inputs, std::move(attrs));
+    ctx.applied_value(table->name(), "Gather(DequantizeLinear(q)) -> DequantizeLinear(Gather(q)) (per-tensor scale)");
+    return true;
+  }
+  // Mul(Cast(q), s), s per row ([V, 1, ...] or [V, D, ...]) or one scale.
+  ir::Node* mul = producer_of(table, "Mul");
+  if (!mul || mul->num_inputs() != 2) return false;
+  for (int i = 0; i < 2; ++i) {
+    ir::Node* cast = producer_of(mul->input(i), "Cast");
+    ir::Value* sv = mul->input(1 - i);
+    if (!cast || !has_single_use(g, mul->input(i))) continue;
+    const Tensor* q = constant_value(cast->input(0));
+    const Tensor* sc = constant_value(sv);
+    if (!q || !sc || q->rank() < 1 || !is_float(sc->dtype()) || cast->output(0)->type().elem != sc->dtype()) continue;
+    // s broadcasts against q's shape without growing it, and row v of the product reads s's row v
+    // (or its only row): then gathering s's rows (or not) gives the product of the gathered rows.
+    bool per_row = sc->rank() == q->rank() && sc->shape()[0] == q->shape()[0] && q->shape()[0] > 1;
+    const bool scalar = sc->rank() == 0;
+    for (int d = 1; per_row && d < q->rank(); ++d)
+      per_row = sc->shape()[d] == 1 || sc->shape()[d] == q->shape()[d];
+    if (!per_row && !scalar) continue;
+    ir::Node* gq = add_before(g, n, "Gather", n.opset(), {cast->input(0), idx}, q->dtype(), {attr_int("axis", 0)});
+    ir::Node* cq = add_before(g, n, "Cast", cast->opset(), {gq->output(0)}, sc->dtype(), cast->attributes());
+    ir::Value* s_rows = sv;
+    if (per_row) s_rows = add_before(g, n, "Gather", n.opset(), {sv, idx}, sc->dtype(), {attr_int("axis", 0)})->output(0);
+    fuse(g, {cast, mul, &n}, &n, "Mul", "", mul->opset(), {cq->output(0), s_rows}, {});
+    ctx.applied_value(table->name(), "Gather(Mul(Cast(q), s)) -> Mul(Cast(Gather(q)), Gather(s)) (" +
+                                         q->shape().to_string() + " table, only the rows gathered dequantized)");
+    return true;
+  }
+  return false;
+}
+
 class QuantizationOptimizations final : public PatternPass {
  public:
   QuantizationOptimizations() {
+    add_rule({"Gather(dequantized table) -> dequantize(Gather(table))", {"Gather"}, gather_of_dequantized});
     // First: a weight sdx.Linear can read in lower precision; the pre-cast takes the rest (Conv, shared).
     add_rule({"lower-precision weight read by sdx.Linear", {"MatMul", "Gemm", "sdx:Linear"}, lowp_linear});
     add_rule({"fp16 weight pre-cast", {"MatMul", "Gemm", "Conv"}, precast_weight});

@@ -159,5 +159,33 @@ TEST(QuantizationOptimizations, KeepsRoundTripsWithOtherScales) {
   EXPECT_EQ(r.ops_after.at("QuantizeLinear"), 2);
 }
 
+// Embedding tables kept in int8: Gather(Mul(Cast(q), s_row)) and Gather(DequantizeLinear(q, s, z))
+// gather the integers first; a per-column scale ([1, D]) and an axis-1 Gather are left alone. Exact.
+ir::Model dequantized_tables() {
+  ModelBuilder b;
+  ir::Value* idx = b.input("idx", {2, 3}, DType::kInt64);
+  std::vector<int8_t> qv(40);
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  ir::Value* q = b.constant("q", make<int8_t>(DType::kInt8, qv, {10, 4}));
+  ir::Value* f = b.op("Cast", {q}, {attr_i("to", 1)});
+  b.output(b.op("Gather", {b.op("Mul", {f, b.constant("s_rows", random_f32({10, 1}, 5, 0.01f, 0.1f))}), idx}));
+  ir::Value* q2 = b.constant("q2", make<int8_t>(DType::kInt8, qv, {10, 4}));
+  ir::Value* dq = b.op("DequantizeLinear", {q2, b.constant("s", f32({0.03f}, {})), b.constant("z", make<int8_t>(DType::kInt8, {2}, {}))});
+  b.output(b.op("Gather", {dq, idx}));
+  // Per-column scales: row v of the product reads every column scale, so gathering first is left alone.
+  ir::Value* q3 = b.constant("q3", make<int8_t>(DType::kInt8, qv, {10, 4}));
+  ir::Value* cols = b.op("Mul", {b.op("Cast", {q3}, {attr_i("to", 1)}), b.constant("s_cols", random_f32({1, 4}, 6, 0.01f, 0.1f))});
+  b.output(b.op("Gather", {cols, idx}));
+  return b.model();
+}
+
+TEST(QuantizationOptimizations, GatherFromADequantizedTableGathersTheIntegers) {
+  Tensor idx = make<int64_t>(DType::kInt64, {0, 9, -1, 3, 3, 5}, {2, 3});
+  PassCheck r = check_pass(kPasses, dequantized_tables, {{"idx", Datum::tensor(idx)}}, /*rtol=*/0, /*atol=*/0);
+  EXPECT_EQ(r.report.rewrites_of("QuantizationOptimizations"), 2);
+  EXPECT_EQ(r.ops_after.at("Gather"), 4);  // q and s_rows, q2, and the per-column one left as it was
+  EXPECT_EQ(r.ops_after.at("Cast"), 2);
+}
+
 }  // namespace
 }  // namespace sdx::test
