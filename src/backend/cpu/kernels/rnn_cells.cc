@@ -14,6 +14,8 @@
 #include "core/type_dispatch.h"
 #include "backend/cpu/gemm/gemm.h"
 #include "backend/cpu/kernels/util/seq_util.h"
+#include "backend/cpu/tensor/permute.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "core/tensor_values.h"
 #include "backend/kernel_registry.h"
 
@@ -187,6 +189,12 @@ class RecurrentKernel final : public backend::Kernel {
     // X's own order. Each step then needs one GEMM for R h over the whole batch.
     std::vector<C> xw(static_cast<size_t>(S * N * G * H)), hr(static_cast<size_t>(N * G * H));
     std::vector<C> gated(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0), gated_r(gated.size());
+    std::vector<C> tmp(static_cast<size_t>((G + 1) * H));
+    // R^T [H, G*H] of the direction: the step's R h is then a product with contiguous weight rows,
+    // which at batch <= 8 is the small-M kernel's (gemm.h: one pass over R, accumulators in
+    // registers), not one dot product per output element.
+    std::vector<C> rt(static_cast<size_t>(G * H * H));
+    const PermutePlan transpose_r = PermutePlan::make({H, G * H}, {1, H});
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = reverse_ || d == 1;
       const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
@@ -199,8 +207,9 @@ class RecurrentKernel final : public backend::Kernel {
       gemm(false, true, S * N, G * H, I, C(1), xs, I, ws + d * G * H * I, I, C(0), xw.data(), G * H);
       for (int64_t row = 0; row < S * N; ++row)
         for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
+      permute(transpose_r, rd, rt.data());
       for (int64_t step = 0; step < S; ++step) {
-        gemm(false, true, N, G * H, H, C(1), hd, H, rd, H, C(0), hr.data(), G * H);
+        gemm(false, false, N, G * H, H, C(1), hd, H, rt.data(), G * H, C(0), hr.data(), G * H);
         for (int64_t n = 0; n < N; ++n)
           for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
         if (cell_ == Cell::kGru && !linear_before_reset_) {
@@ -208,12 +217,17 @@ class RecurrentKernel final : public backend::Kernel {
           for (int64_t n = 0; n < N; ++n) {
             const int64_t len = lens[static_cast<size_t>(n)];
             const int64_t t = rev ? len - 1 - step : step;
-            for (int64_t j = 0; j < H; ++j) {
-              const C r = step < len ? apply(act[0], xw[static_cast<size_t>(x_row(t, n, S, N) * G * H + H + j)] + hr[static_cast<size_t>(n * G * H + H + j)]) : C(0);
-              gated[static_cast<size_t>(n * H + j)] = r * hd[n * H + j];
+            C* gn = gated.data() + n * H;
+            if (step >= len) {
+              std::fill(gn, gn + H, C(0));
+              continue;
             }
+            for (int64_t j = 0; j < H; ++j)
+              gn[j] = xw[static_cast<size_t>(x_row(t, n, S, N) * G * H + H + j)] + hr[static_cast<size_t>(n * G * H + H + j)];
+            apply_row(act[0], gn, H);
+            for (int64_t j = 0; j < H; ++j) gn[j] *= hd[n * H + j];
           }
-          gemm(false, true, N, H, H, C(1), gated.data(), H, rd + 2 * H * H, H, C(0), gated_r.data(), H);
+          gemm(false, false, N, H, H, C(1), gated.data(), H, rt.data() + 2 * H, G * H, C(0), gated_r.data(), H);
         }
         for (int64_t n = 0; n < N; ++n) {
           const int64_t len = lens[static_cast<size_t>(n)];
@@ -222,7 +236,7 @@ class RecurrentKernel final : public backend::Kernel {
           C* yt = ys.data() + ((t * D + d) * N + n) * H;
           const C* reset_rec = gated_r.empty() ? nullptr : gated_r.data() + n * H;
           step_cell(act, xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, reset_rec, pd, hd + n * H,
-                    cd ? cd + n * H : nullptr, H, yt);
+                    cd ? cd + n * H : nullptr, H, yt, tmp.data());
         }
       }
     }
@@ -233,40 +247,65 @@ class RecurrentKernel final : public backend::Kernel {
   C clip(C v) const {
     return clip_ > 0 ? std::clamp(v, static_cast<C>(-clip_), static_cast<C>(clip_)) : v;
   }
-  template <typename C>
-  C apply(const Activation& a, C v) const {
-    return static_cast<C>(a(static_cast<double>(clip(v))));
-  }
 
   int64_t x_row(int64_t t, int64_t n, int64_t S, int64_t N) const { return layout_ ? n * S + t : t * N + n; }
 
+  // v[j] = act(clip(v[j])) for j < n, in place (no clip for LSTM's cell output: clipped false).
+  // float32 Sigmoid and Tanh (the defaults of every cell) run on the vector kernels
+  // (simd/vector_ops.h, within 1-3 ulp of the exact value, as the element-wise Sigmoid and Tanh
+  // ops); the others, and double, per element in double.
+  template <typename C>
+  void apply_row(const Activation& a, C* v, int64_t n, bool clipped = true) const {
+    if (clipped && clip_ > 0)
+      for (int64_t j = 0; j < n; ++j) v[j] = clip(v[j]);
+    if constexpr (std::is_same_v<C, float>) {
+      if (a.kind == Activation::kSigmoid) return simd::sigmoid(v, v, n);
+      if (a.kind == Activation::kTanh) return simd::tanh(v, v, n);
+    }
+    for (int64_t j = 0; j < n; ++j) v[j] = static_cast<C>(a(static_cast<double>(v[j])));
+  }
+
   // One time step for one batch entry: pre = W x + Wb and rh = R h + Rb per gate row;
   // reset_rec (GRU without linear_before_reset) = (r * h) R_h^T. Updates h (and c) in
-  // place and copies the new h to y.
+  // place and copies the new h to y. Gate by gate, as rows (apply_row); tmp: G * H + H values.
   template <typename C>
   void step_cell(const Activation* act, const C* pre, const C* rh, const C* rb, const C* reset_rec, const C* p, C* h, C* c,
-                 int64_t H, C* y) const {
+                 int64_t H, C* y, C* tmp) const {
     if (cell_ == Cell::kRnn) {
-      for (int64_t j = 0; j < H; ++j) h[j] = apply(act[0], pre[j] + rh[j]);
+      for (int64_t j = 0; j < H; ++j) h[j] = pre[j] + rh[j];
+      apply_row(act[0], h, H);
     } else if (cell_ == Cell::kGru) {
-      for (int64_t j = 0; j < H; ++j) {
-        const C z = apply(act[0], pre[j] + rh[j]);
-        const C r = apply(act[0], pre[H + j] + rh[H + j]);
-        const C rec = linear_before_reset_ ? r * rh[2 * H + j] : reset_rec[j] + rb[2 * H + j];
-        const C hh = apply(act[1], pre[2 * H + j] + rec);
-        h[j] = (C(1) - z) * hh + z * h[j];
-      }
+      C* zr = tmp;  // z then r
+      C* hh = tmp + 2 * H;
+      for (int64_t j = 0; j < 2 * H; ++j) zr[j] = pre[j] + rh[j];
+      apply_row(act[0], zr, 2 * H);
+      for (int64_t j = 0; j < H; ++j)
+        hh[j] = pre[2 * H + j] + (linear_before_reset_ ? zr[H + j] * rh[2 * H + j] : reset_rec[j] + rb[2 * H + j]);
+      apply_row(act[1], hh, H);
+      for (int64_t j = 0; j < H; ++j) h[j] = (C(1) - zr[j]) * hh[j] + zr[j] * h[j];
     } else {
+      C* gi = tmp;  // i, f, g, then o
+      C* gf = tmp + H;
+      C* gg = tmp + 2 * H;
+      C* go = tmp + 3 * H;
+      C* cn = tmp + 4 * H;
       for (int64_t j = 0; j < H; ++j) {
-        const C cp = c[j];
-        const C i = apply(act[0], pre[j] + rh[j] + (p ? p[j] * cp : C(0)));
-        const C f = input_forget_ ? C(1) - i : apply(act[0], pre[2 * H + j] + rh[2 * H + j] + (p ? p[2 * H + j] * cp : C(0)));
-        const C g = apply(act[1], pre[3 * H + j] + rh[3 * H + j]);
-        const C cn = f * cp + i * g;
-        const C o = apply(act[0], pre[H + j] + rh[H + j] + (p ? p[H + j] * cn : C(0)));
-        c[j] = cn;
-        h[j] = o * static_cast<C>(act[2](static_cast<double>(cn)));
+        gi[j] = pre[j] + rh[j] + (p ? p[j] * c[j] : C(0));
+        gf[j] = pre[2 * H + j] + rh[2 * H + j] + (p ? p[2 * H + j] * c[j] : C(0));
+        gg[j] = pre[3 * H + j] + rh[3 * H + j];
       }
+      apply_row(act[0], gi, input_forget_ ? H : 2 * H);
+      if (input_forget_)
+        for (int64_t j = 0; j < H; ++j) gf[j] = C(1) - gi[j];
+      apply_row(act[1], gg, H);
+      for (int64_t j = 0; j < H; ++j) {
+        c[j] = gf[j] * c[j] + gi[j] * gg[j];
+        go[j] = pre[H + j] + rh[H + j] + (p ? p[H + j] * c[j] : C(0));
+      }
+      apply_row(act[0], go, H);
+      std::copy_n(c, H, cn);
+      apply_row(act[2], cn, H, /*clipped=*/false);
+      for (int64_t j = 0; j < H; ++j) h[j] = go[j] * cn[j];
     }
     std::copy_n(h, H, y);
   }
