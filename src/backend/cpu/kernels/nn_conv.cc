@@ -20,6 +20,7 @@
 #include "core/type_dispatch.h"
 #include "backend/cpu/gemm/gemm.h"
 #include "backend/cpu/onednn/onednn_conv.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -75,6 +76,70 @@ class ConvKernel final : public backend::Kernel {
  private:
   ConvAttrs attrs_;
 };
+
+// The calling thread's column buffer for ConvTranspose, at least n elements (grown on a thread's
+// first call after a larger one, never in steady state).
+template <typename Cp>
+Cp* transpose_columns(size_t n) {
+  thread_local std::vector<Cp> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+// 1-D and 2-D ConvTranspose (1-D as H = OH = 1; g's geometry per spatial axis, the last one W):
+// per image and group, col[(m, kh, kw), p] = sum_c W[c, m, kh, kw] X[c, p] (one gemm over a band of
+// input rows at a time, so col stays under kConvColBudget), then each column row is added into the
+// output row it lands on: output (h * s_h - pad_t + kh * d_h, w * s_w - pad_l + kw * d_w), the range
+// of w inside the image computed once per (kw), split over the pool by output channels. The output
+// starts as the bias. The same terms as the table-driven N-D path; where overlapping windows meet
+// across two bands of rows, in another order (so in the last bits).
+template <typename Cp>
+void conv_transpose_2d(const WindowGeometry& g, int64_t N, int64_t C, int64_t G, int64_t Mg, int64_t H, int64_t W,
+                       int64_t OH, int64_t OW, const Cp* x, const Cp* w, const Cp* b, Cp* y) {
+  const bool two_d = g.rank() == 2;
+  const int64_t KH = two_d ? g.kernel[0] : 1, KW = g.kernel.back();
+  const int64_t sh = two_d ? g.strides[0] : 1, sw = g.strides.back();
+  const int64_t dh = two_d ? g.dilations[0] : 1, dw = g.dilations.back();
+  const int64_t pt = two_d ? g.pads[0] : 0, pl = g.pads[two_d ? 1 : 0];
+  const int64_t Cg = C / G, M = Mg * G, ks = KH * KW, rows = Mg * ks, is = H * W, os = OH * OW;
+  // Input rows per band: the column buffer (rows x band * W) within budget.
+  const int64_t band = std::max<int64_t>(1, std::min(H, kConvColBudget / std::max<int64_t>(1, rows * W)));
+  Cp* col = transpose_columns<Cp>(static_cast<size_t>(rows * band * W));
+  // Input columns w whose output column for tap kw lies inside [0, OW): [w_lo[kw], w_hi[kw]).
+  std::vector<int64_t> w_lo(static_cast<size_t>(KW)), w_hi(static_cast<size_t>(KW));
+  for (int64_t kw = 0; kw < KW; ++kw) {
+    const int64_t off = kw * dw - pl;  // ox = w * sw + off
+    w_lo[kw] = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    w_hi[kw] = OW - 1 - off < 0 ? 0 : std::min(W, (OW - 1 - off) / sw + 1);
+  }
+  for (int64_t n = 0; n < N; ++n) {
+    Cp* yn = y + n * M * os;
+    for (int64_t m = 0; m < M; ++m) std::fill(yn + m * os, yn + (m + 1) * os, b ? b[m] : Cp(0));
+    for (int64_t gi = 0; gi < G; ++gi) {
+      for (int64_t h0 = 0; h0 < H; h0 += band) {
+        const int64_t hn = std::min(band, H - h0), cols = hn * W;
+        gemm(true, false, rows, cols, Cg, Cp(1), w + gi * Cg * rows, rows, x + (n * C + gi * Cg) * is + h0 * W, is,
+             Cp(0), col, cols);
+        parallel_for(Mg, 1, [&](int64_t m0, int64_t m1) {
+          for (int64_t m = m0; m < m1; ++m) {
+            Cp* ym = yn + (gi * Mg + m) * os;
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const Cp* src = col + ((m * KH + kh) * KW + kw) * cols;
+                for (int64_t h = h0; h < h0 + hn; ++h) {
+                  const int64_t oy = h * sh - pt + kh * dh;
+                  if (oy < 0 || oy >= OH) continue;
+                  Cp* yr = ym + oy * OW + kw * dw - pl;
+                  const Cp* sr = src + (h - h0) * W;
+                  for (int64_t ww = w_lo[kw]; ww < w_hi[kw]; ++ww) yr[ww * sw] += sr[ww];
+                }
+              }
+          }
+        });
+      }
+    }
+  }
+}
 
 class ConvTransposeKernel final : public backend::Kernel {
  public:
@@ -156,10 +221,16 @@ class ConvTransposeKernel final : public backend::Kernel {
           ComputeOut<T> yo(y);
           const int64_t is = product(in), os = product(out), ks = product(g.kernel);
           const int64_t Cg = C / G, rows = Mg * ks;
-          const std::vector<int64_t> table = window_table(in, out, g);
-          std::vector<Cp> col(static_cast<size_t>(rows * is));
           std::optional<ComputeView<T>> bv;
           if (ctx.has_input(2)) bv.emplace(ctx.input(2));
+          if (n <= 2) {
+            conv_transpose_2d<Cp>(g, N, C, G, Mg, n == 2 ? in[0] : 1, in[n - 1], n == 2 ? out[0] : 1, out[n - 1],
+                                  xv.data(), wv.data(), bv ? bv->data() : nullptr, yo.data());
+            yo.commit();
+            return Status::ok();
+          }
+          const std::vector<int64_t> table = window_table(in, out, g);
+          std::vector<Cp> col(static_cast<size_t>(rows * is));
           Cp* yp = yo.data();
           for (int64_t n0 = 0; n0 < N; ++n0) {
             for (int64_t gi = 0; gi < G; ++gi) {

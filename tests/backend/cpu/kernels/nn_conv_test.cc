@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "kernel_test_util.h"
 
 namespace sdx {
@@ -34,6 +37,57 @@ TEST(NnConvTranspose, StrideTwoScatters) {
   auto y = run_node("ConvTranspose", {f32({1, 2}, {1, 1, 2}), f32({1, 10}, {1, 1, 2})}, {attr_ints("strides", {2})}, 11);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   expect_near(values<float>((*y)[0]), {1, 10, 2, 20});
+}
+
+// 1-D and 2-D ConvTranspose run conv_transpose_2d; 3-D the table-driven N-D path. A 2-D case run as
+// 3-D with a depth of 1 must give the same values: strides, pads, dilations, output_padding,
+// groups, bias, and a column buffer cut into bands of input rows (the last case).
+TEST(NnConvTranspose, TwoDMatchesTheNdPath) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    std::vector<int64_t> strides, pads, dilations, opad;
+    int64_t group;
+  };
+  const std::vector<Case> cases = {
+      {{1, 24, 9, 11}, {24, 24, 2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, {0, 0}, 1},  // the OCR detector's upsampling
+      {{2, 5, 7, 6}, {5, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, 1},
+      {{1, 4, 5, 8}, {4, 2, 3, 2}, {2, 3}, {1, 0, 2, 1}, {2, 1}, {1, 2}, 2},
+      {{1, 6, 4, 4}, {6, 1, 4, 4}, {2, 2}, {1, 1, 1, 1}, {1, 1}, {0, 0}, 6},
+      {{1, 64, 40, 70}, {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, 1},  // bands
+  };
+  auto rand = [](std::vector<int64_t> dims, unsigned seed) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 2654435761u + seed) % 2001) / 1000.f - 1.f;
+    return f32(v, dims);
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(Shape(c.x).to_string() + " " + Shape(c.w).to_string());
+    const Tensor x = rand(c.x, 1), w = rand(c.w, 2), b = rand({c.w[1] * c.group}, 3);
+    std::vector<ir::Attribute> attrs = {attr_ints("strides", c.strides), attr_ints("pads", c.pads),
+                                        attr_ints("dilations", c.dilations), attr_ints("output_padding", c.opad),
+                                        attr_i("group", c.group)};
+    auto y = run_node("ConvTranspose", {x, w, b}, attrs, 11);
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    // The same as 3-D with depth 1.
+    std::vector<int64_t> x3 = c.x, w3 = c.w;
+    x3.insert(x3.begin() + 2, 1);
+    w3.insert(w3.begin() + 2, 1);
+    const Tensor xx = x.reshaped(Shape(x3)), ww = w.reshaped(Shape(w3));
+    std::vector<ir::Attribute> attrs3 = {
+        attr_ints("strides", {1, c.strides[0], c.strides[1]}),
+        attr_ints("pads", {0, c.pads[0], c.pads[1], 0, c.pads[2], c.pads[3]}),
+        attr_ints("dilations", {1, c.dilations[0], c.dilations[1]}),
+        attr_ints("output_padding", {0, c.opad[0], c.opad[1]}), attr_i("group", c.group)};
+    auto y3 = run_node("ConvTranspose", {xx, ww, b}, attrs3, 11);
+    ASSERT_TRUE(y3.is_ok()) << y3.status().to_string();
+    const Tensor& a = (*y)[0];
+    const Tensor& r = (*y3)[0];
+    ASSERT_EQ(a.numel(), r.numel());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      ASSERT_NEAR(a.data<float>()[i], r.data<float>()[i], 1e-5 * (1 + std::fabs(r.data<float>()[i]))) << i;
+  }
 }
 
 TEST(NnConvTranspose, RejectsBadBias) {
