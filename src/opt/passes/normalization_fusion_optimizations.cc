@@ -25,6 +25,11 @@
 //                                  -> Add(MatMul(x, W * s[n]), (b - mean) * s + B)
 //   Only float32/float64 weights (the folding is computed in double and rounded once).
 //
+//   A BatchNormalization exported as Mul and Add (Paddle's PP-OCR models), s and t constants per
+//   output channel ([1, M, 1, 1], [M, 1, 1] or one element):
+//     Mul(Conv(x, W, b?), s)       -> Conv(x, W * s[m], b * s[m])
+//     Add(Conv(x, W, b?), t)       -> Conv(x, W, b + t[m])           (so Add(Mul(Conv)) folds twice)
+//
 // Numerics: the fused normalizations compute their statistics in double (the kernels in
 // backend/cpu/kernels/norm_layer.cc) where the unfused graph rounds every step to x's type, and
 // folding rounds W * s once; results agree within float rounding (tests: rtol 1e-5, atol 1e-5).
@@ -341,9 +346,66 @@ bool fold_bn_into_matmul(ir::Graph& g, ir::Node& bn, PassContext& ctx) {
                              ") -> Add(MatMul(x, W * s), (b - mean) * s + B)");
 }
 
+// A per-output-channel constant of a convolution's output (rank r): its shape right-aligned to r
+// dims is 1 everywhere but the channel axis, which is 1 or M. Its value per channel (M values), or
+// nullopt.
+std::optional<std::vector<double>> per_channel(const ir::Value* v, DType dt, int64_t r, int64_t M) {
+  const Tensor* t = constant_value(v);
+  if (!t || t->dtype() != dt || t->rank() > r) return std::nullopt;
+  const int64_t lead = r - t->rank();
+  int64_t channels = 1;
+  for (int64_t d = 0; d < t->rank(); ++d) {
+    const int64_t axis = lead + d, n = t->shape()[d];
+    if (axis == 1 && (n == M || n == 1)) channels = n;
+    else if (n != 1) return std::nullopt;
+  }
+  std::vector<double> vals = float_values(*t);
+  if (channels == 1) vals.assign(static_cast<size_t>(M), vals.empty() ? 0.0 : vals[0]);
+  return vals;
+}
+
+// Mul(Conv(x, W, b?), s) -> Conv(x, W * s[m], b * s[m]) and Add(Conv(x, W, b?), t) -> Conv(x, W, b + t[m]),
+// s and t per output channel (a BatchNormalization exported as Mul and Add: Paddle's PP-OCR models).
+bool fold_affine_into_conv(ir::Graph& g, ir::Node& n, PassContext& ctx) {
+  const bool mul = n.op_type() == "Mul";
+  for (int i = 0; i < 2; ++i) {
+    ir::Node* conv = producer_of(n.input(i), "Conv");
+    if (!conv || !has_single_use(g, conv->output(0))) continue;
+    const Tensor* w = constant_value(conv->input(1));
+    const DType dt = elem_type(conv->output(0));
+    if (!w || w->dtype() != dt || (dt != DType::kFloat32 && dt != DType::kFloat64) || w->rank() < 3) continue;
+    const int64_t M = w->shape()[0];
+    auto c = per_channel(n.input(1 - i), dt, w->rank(), M);
+    if (!c) continue;
+    std::vector<double> b(static_cast<size_t>(M), 0.0);
+    if (conv->num_inputs() > 2 && conv->input(2)) {
+      const Tensor* cb = constant_value(conv->input(2));
+      if (!cb || cb->dtype() != dt || cb->numel() != M) continue;
+      b = float_values(*cb);
+    }
+    ir::Value* nw = conv->input(1);
+    if (mul) {
+      std::vector<double> wv = float_values(*w);
+      const int64_t per = w->numel() / std::max<int64_t>(M, 1);
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t k = 0; k < per; ++k) wv[static_cast<size_t>(m * per + k)] *= (*c)[static_cast<size_t>(m)];
+        b[static_cast<size_t>(m)] *= (*c)[static_cast<size_t>(m)];
+      }
+      nw = g.add_constant(conv->input(1)->name() + "_scaled", float_tensor(dt, w->shape(), wv));
+    } else {
+      for (int64_t m = 0; m < M; ++m) b[static_cast<size_t>(m)] += (*c)[static_cast<size_t>(m)];
+    }
+    ir::Value* nb = g.add_constant(conv->name() + (mul ? "_scaled_bias" : "_shifted_bias"), float_tensor(dt, Shape{M}, b));
+    replace_with(g, {conv, &n}, &n, "Conv", conv->opset(), {conv->input(0), nw, nb}, conv->attributes());
+    return ctx.applied(n, mul ? "Mul(Conv(x, W, b), s) -> Conv(x, W * s, b * s)" : "Add(Conv(x, W, b), t) -> Conv(x, W, b + t)");
+  }
+  return false;
+}
+
 class NormalizationFusionOptimizations final : public PatternPass {
  public:
   NormalizationFusionOptimizations() {
+    add_rule({"per-channel Mul / Add after Conv -> Conv", {"Mul", "Add"}, fold_affine_into_conv});
     add_rule({"decomposed LayerNorm -> LayerNormalization", {"Div", "Mul"}, fuse_layer_norm});
     add_rule({"decomposed RMSNorm -> RMSNormalization", {"Div", "Mul"}, fuse_rms_norm});
     add_rule({"BatchNormalization(Conv) -> Conv", {"BatchNormalization"}, fold_bn_into_conv});

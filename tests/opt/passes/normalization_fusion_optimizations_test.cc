@@ -1,5 +1,5 @@
 // NormalizationFusionOptimizations: decomposed LayerNorm / RMSNorm become one op, inference
-// BatchNormalization folds into Conv / Gemm / MatMul weights. Equivalence on random inputs:
+// BatchNormalization (and per-channel Mul / Add after a Conv) folds into Conv / Gemm / MatMul weights. Equivalence on random inputs:
 // rtol 1e-5, atol 1e-5 (the fused norms keep statistics in double; folding rounds W * s once).
 #include "../pass_test_util.h"
 
@@ -133,6 +133,34 @@ TEST(NormalizationFusionOptimizations, FoldsBatchNormIntoConvGemmAndMatMul) {
   PassCheck r = check_pass({kPass}, build, {{"x", feed({2, 3, 6, 6}, 6)}, {"a", feed({5, 7}, 7)}}, kRtol, kAtol);
   EXPECT_EQ(r.report.rewrites_of(kPass), 5);
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Add", 2}, {"Conv", 2}, {"Gemm", 1}, {"MatMul", 2}}));
+}
+
+// Paddle exports BatchNormalization after a convolution as Mul and Add by per-channel constants:
+// both fold into the convolution ([1, M, 1, 1], [M, 1, 1], one element; with and without a bias;
+// grouped). A per-position scale ([1, 1, H, W]), a shared output and a non-constant scale do not.
+TEST(NormalizationFusionOptimizations, FoldsPerChannelMulAndAddIntoConv) {
+  auto build = [] {
+    ModelBuilder b(15);
+    ir::Value* x = b.input("x", {2, 4, 5, 5});
+    ir::Value* c1 = b.op("Conv", {x, b.constant("w1", random_f32({6, 4, 3, 3}, 30))}, {attr_ints("pads", {1, 1, 1, 1})});
+    ir::Value* m1 = b.op("Mul", {c1, b.constant("s1", random_f32({1, 6, 1, 1}, 31))});
+    b.output(b.op("Add", {b.constant("t1", random_f32({6, 1, 1}, 32)), m1}));
+    ir::Value* c2 = b.op("Conv", {x, b.constant("w2", random_f32({8, 1, 3, 3}, 33)), b.constant("b2", random_f32({8}, 34))},
+                         {attr_i("group", 4)});
+    b.output(b.op("Mul", {b.op("Add", {c2, b.constant("t2", random_f32({1}, 35))}), b.constant("s2", f32({0.5f}, {}))}));
+    // Left alone: a scale per position, a shared convolution output, a scale computed from x.
+    ir::Value* c3 = b.op("Conv", {x, b.constant("w3", random_f32({2, 4, 1, 1}, 36))});
+    b.output(b.op("Mul", {c3, b.constant("s3", random_f32({1, 1, 5, 5}, 37))}));
+    ir::Value* c4 = b.op("Conv", {x, b.constant("w4", random_f32({2, 4, 1, 1}, 38))});
+    b.output(c4);
+    b.output(b.op("Add", {c4, b.constant("t4", random_f32({1, 2, 1, 1}, 39))}));
+    ir::Value* c5 = b.op("Conv", {x, b.constant("w5", random_f32({4, 4, 1, 1}, 40))});
+    b.output(b.op("Mul", {c5, x}));
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({2, 4, 5, 5}, 10)}}, kRtol, kAtol);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 4);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Add", 1}, {"Conv", 5}, {"Mul", 2}}));
 }
 
 TEST(NormalizationFusionOptimizations, KeepsBatchNormWhenTheConvOutputIsShared) {
