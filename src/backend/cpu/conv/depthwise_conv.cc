@@ -47,7 +47,11 @@ void block_weights(const float* w, int64_t C, int64_t ks, float* out) {
 
 bool depthwise_conv_applies(const ConvPlan& p) {
   const int rank = p.g.rank();
-  if ((rank != 1 && rank != 2) || p.Cg != 1 || p.out_shape.numel() == 0) return false;
+  // A single input channel (group 1) is an ordinary convolution, whose output channels share every
+  // input row (an STFT as a 1 -> 257 channel conv with a 512-tap kernel at stride 160): im2col +
+  // gemm reads each once; so does a large channel multiplier.
+  if ((rank != 1 && rank != 2) || p.Cg != 1 || p.G < 2 || p.Mg > kMaxMultiplier || p.out_shape.numel() == 0)
+    return false;
   for (int64_t pad : p.g.pads)
     if (pad < 0) return false;
   return true;

@@ -1,5 +1,5 @@
 // Depthwise convolution, float32: every output channel reads exactly one input channel (Conv with
-// group == C; M may be any multiple of C, a "channel multiplier"), 1-D or 2-D, any kernel size,
+// group == C >= 2; M may be a small multiple of C, a "channel multiplier"), 1-D or 2-D, any kernel size,
 // strides, dilations and pads. The layers of mobile CNNs (MobileNet, PP-LCNet, the OCR and
 // detection models of bench/zoo.toml) that oneDNN 2.6 runs only on its generic gemm path on NCHW
 // (its jit depthwise kernels need channel-blocked tensors on both sides): 20-50x faster than that.
@@ -41,8 +41,12 @@
 
 namespace sdx::cpu {
 
-// True for a 1-D or 2-D convolution whose every group has one input channel (Cg == 1), with
-// non-negative pads and a non-empty output.
+// Output channels per input channel the kernel takes (a larger multiplier re-reads every input
+// row that many times: im2col + gemm is better there).
+inline constexpr int64_t kMaxMultiplier = 4;
+
+// True for a 1-D or 2-D convolution of at least two groups of one input channel each (Cg == 1),
+// at most kMaxMultiplier output channels per group, non-negative pads and a non-empty output.
 bool depthwise_conv_applies(const ConvPlan& p);
 
 class DepthwiseConv {

@@ -44,7 +44,7 @@ std::vector<Case> cases() {
       {"pads larger than the kernel", {1, 4, 3, 4}, {4, 1, 2, 2}, {2, 2}, {1, 1}, {3, 3, 4, 5}},
       {"wide rows (several vector blocks)", {1, 2, 5, 150}, {2, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"channel multiplier 2", {2, 5, 10, 9}, {10, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
-      {"single plane, 40 rows (bands)", {1, 1, 40, 37}, {1, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"two planes, 40 rows (bands)", {1, 2, 40, 37}, {2, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"20x1 filters over a column (FSMN)", {1, 16, 47, 1}, {16, 1, 20, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
       {"5x1 stride 2, padded, over a column", {1, 3, 30, 1}, {3, 1, 5, 1}, {2, 1}, {1, 1}, {2, 0, 3, 0}},
       {"1-D", {2, 6, 50}, {6, 1, 5}, {1}, {1}, {2, 2}},
@@ -211,9 +211,17 @@ TEST(DepthwiseConv, DeclinesWhatItDoesNotTake) {
   EXPECT_FALSE(cpu::depthwise_conv_applies(p.value()));
   EXPECT_EQ(cpu::DepthwiseConv::make(p.value(), {}), nullptr);
   a.group = 1;
+  // One input channel (an STFT as a convolution): an ordinary convolution for im2col + gemm.
   auto dense = cpu::ConvPlan::make(a, Shape({1, 1, 6, 6}), Shape({4, 1, 3, 3}), nullptr, "test");
   ASSERT_TRUE(dense.is_ok());
-  EXPECT_TRUE(cpu::depthwise_conv_applies(dense.value()));  // one input channel: depthwise, multiplier 4
+  EXPECT_FALSE(cpu::depthwise_conv_applies(dense.value()));
+  // A channel multiplier of 4 is taken, 5 is not.
+  a.group = 2;
+  auto four = cpu::ConvPlan::make(a, Shape({1, 2, 6, 6}), Shape({8, 1, 3, 3}), nullptr, "test");
+  auto five = cpu::ConvPlan::make(a, Shape({1, 2, 6, 6}), Shape({10, 1, 3, 3}), nullptr, "test");
+  ASSERT_TRUE(four.is_ok() && five.is_ok());
+  EXPECT_TRUE(cpu::depthwise_conv_applies(four.value()));
+  EXPECT_FALSE(cpu::depthwise_conv_applies(five.value()));
   // Blocked tensors need 2-D, 16-channel multiples and no multiplier.
   const cpu::ConvLayouts blocked{.x = true, .y = true};
   EXPECT_EQ(cpu::DepthwiseConv::make(plan_of(cases()[1], false), {}, blocked), nullptr);    // 7 channels
