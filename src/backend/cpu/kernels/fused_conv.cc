@@ -20,7 +20,7 @@
 // NCHW computation, so every layout gives the same bits.
 //
 // Float32 depthwise convolutions (1-D or 2-D, group == channels) run on sdx's own kernel
-// (depthwise_conv.h), with the activation and residual on each row as it is finished; other
+// (depthwise_conv.h), the residual and lane-form activations applied in registers; other
 // float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h; 3x3 stride-1 ones on
 // its Winograd kernels): bias and (direct kernels) LeakyRelu as a post-op, other activations
 // with the same functors after each slice, weights packed once at capture. Conv takes the same path, so FusedConv still equals Conv + activation

@@ -61,7 +61,8 @@ class ConvKernel final : public backend::Kernel {
         "Conv");
   }
 
-  // The oneDNN path only (the reference path has no bound form: replay runs it through run()).
+  // The depthwise and oneDNN paths only (the reference path has no bound form: replay runs it through
+  // run()).
   BoundResult prepare(const backend::PrepareContext& ctx) const override {
     if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
     const Tensor& x = ctx.input(0);
