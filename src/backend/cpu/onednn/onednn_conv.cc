@@ -44,6 +44,9 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr memory::data_type kF32 = memory::data_type::f32;
 
+// 1-D convolutions with fewer multiply-adds stay on im2col + gemm (see make()).
+constexpr int64_t kMin1dMacs = int64_t{1} << 20;
+
 // Below this many multiply-adds a convolution runs as one slice: a slice costs a primitive call
 // (a few microseconds) and a chunk hand-off.
 constexpr int64_t kMinMacsPerSlice = int64_t{1} << 18;
@@ -143,6 +146,22 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make(const ConvPlan& p, const FusedActiv
   // A convolution over columns of width 1 (k x 1 kernels on H x 1 planes: filters over time) has the
   // bytes of one over rows (1 x k on 1 x H) in every layout, and oneDNN's direct kernels block the
   // output along W: as rows, magika's 5x1 layer (256 -> 512 channels, 512 x 1) takes 4.5 ms, not 8.5.
+  // A 1-D convolution is a 2-D one over 1 x W planes (the same bytes): the STFT and the audio and
+  // text encoders' 1-D convolutions get oneDNN's kernels instead of im2col + gemm. Small ones stay on
+  // im2col + gemm, bound or not (the same rule both ways, so replay gives run()'s bits): in
+  // control-flow bodies, which run slot by slot, a primitive made and packed on every call would
+  // cost more than they do.
+  if (p.g.rank() == 1) {
+    if (p.N * p.M * p.os * p.Cg * p.ks < kMin1dMacs) return nullptr;
+    ConvPlan plane = p;
+    plane.in = {1, p.in[0]};
+    plane.g.kernel = {1, p.g.kernel[0]};
+    plane.g.strides = {1, p.g.strides[0]};
+    plane.g.dilations = {1, p.g.dilations[0]};
+    plane.g.pads = {0, p.g.pads[0], 0, p.g.pads[1]};
+    plane.g.out = {1, p.g.out[0]};
+    return make(plane, act, has_bias, has_residual, layouts);
+  }
   if (p.g.rank() == 2 && p.in[0] > 1 && p.in[1] == 1 && p.g.kernel[1] == 1 && p.g.out[1] == 1) {
     ConvPlan rows = p;
     std::swap(rows.in[0], rows.in[1]);

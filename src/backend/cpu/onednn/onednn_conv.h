@@ -1,6 +1,6 @@
-// 2-D float32 convolution on oneDNN, for the Conv and sdx.FusedConv kernels (kernels/nn_conv.cc,
-// kernels/fused_conv.cc). Everything else (1-D/3-D, other element types, shapes oneDNN declines)
-// stays on the reference im2col + gemm of conv_gemm.h.
+// 2-D (and 1-D of at least 2^20 multiply-adds, as 1 x W planes) float32 convolution on oneDNN, for the
+// Conv and sdx.FusedConv kernels (kernels/nn_conv.cc, kernels/fused_conv.cc). Everything else (3-D,
+// other element types, shapes oneDNN declines) stays on the reference im2col + gemm of conv_gemm.h.
 //
 //   std::unique_ptr<OneDnnConv> c = OneDnnConv::make(plan, act, has_bias);   // null: use the reference
 //   c->pack_weights(w);          // once for constant weights (prepare), else before every run

@@ -91,6 +91,9 @@ std::vector<ConvCase> conv_cases() {
       {"5x1 over a column", {1, 32, 40, 1}, {48, 32, 5, 1}, {}},
       {"3x1 over a column, strided, padded", {2, 16, 31, 1}, {16, 16, 3, 1},
        {attr_ints("pads", {1, 0, 2, 0}), attr_ints("strides", {2, 1}), attr_ints("dilations", {2, 1})}},
+      // 1-D of at least 2^20 multiply-adds runs as 2-D over 1 x W planes.
+      {"1-D, large enough for oneDNN", {1, 64, 300}, {48, 64, 5}, {attr_ints("pads", {2, 1})}},
+      {"1-D, strided, dilated", {2, 32, 301}, {40, 32, 3}, {attr_ints("strides", {2}), attr_ints("dilations", {3}), attr_ints("pads", {3, 0})}},
   };
 }
 
