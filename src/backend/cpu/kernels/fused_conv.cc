@@ -2,29 +2,20 @@
 // of Conv [+ Add(per-channel bias)] + activation and ConvResidualFusionOptimizations of Conv + Add(R)
 // [+ activation] (schema: src/ir/schemas/fused.cc). R, the residual, has the output's shape.
 //
-// The convolution is Conv's own im2col + gemm (conv_gemm.h); the bias add and the activation run
-// together on each (image, group) block of the output right after its gemm, while it is in cache
-// (Relu, LeakyRelu and Clip on vectors, see epilogue_row in activation.h), instead of in another
-// pass over the whole output. Every element goes through the operations
-// of the unfused Conv -> activation (16-bit floats are rounded to the storage type between the two,
-// as the separate kernels do), so the result equals the unfused one bit for bit. With a residual
-// the reference computes Conv (bias included) first, then act(y + R) in a second pass (Conv -> Add
-// -> activation, the roundings of each); this path only runs where oneDNN does not.
-//
-// Bound form: the plan (shapes, window table), the im2col buffer, the gemm workspace and, for
-// 16-bit floats, the float copies are made once in prepare().
+// Paths, tried in order, the same for Conv (nn_conv.cc), so FusedConv equals Conv + activation (and
+// Conv + Add(R) + activation) bit for bit on each:
+// - float32 depthwise convolutions (1-D or 2-D, two or more groups of one input channel): sdx's own
+//   kernel (conv/depthwise_conv.h), the residual and lane-form activations applied in registers;
+// - other float32 2-D (and large 1-D) convolutions on oneDNN when it is built in
+//   (onednn/onednn_conv.h; 3x3 stride-1 ones on its Winograd kernels): bias and (direct kernels)
+//   LeakyRelu as a post-op, other activations and the residual with sdx's functors after each
+//   slice, weights packed once at capture;
+// - the rest on the reference im2col + gemm with the epilogue on each block (conv/conv_reference.h).
+// Each has a bound form made in prepare().
 //
 // Layouts: ConvLayoutOptimizations may make X, Y and R channel-blocked (attributes input_layout,
-// output_layout, residual_layout = "NCHW16c"; channel_blocked.h; float32 2-D only). oneDNN reads
-// and writes them in place; the reference path converts them to and from NCHW around the same
-// NCHW computation, so every layout gives the same bits.
-//
-// Float32 depthwise convolutions (1-D or 2-D, group == channels) run on sdx's own kernel
-// (depthwise_conv.h), the residual and lane-form activations applied in registers; other
-// float32 2-D convolutions run on oneDNN when it is built in (onednn_conv.h; 3x3 stride-1 ones on
-// its Winograd kernels): bias and (direct kernels) LeakyRelu as a post-op, other activations
-// with the same functors after each slice, weights packed once at capture. Conv takes the same path, so FusedConv still equals Conv + activation
-// (and Conv + Add(R) + activation: the residual is added by sdx on each slice, see onednn_conv.h).
+// output_layout, residual_layout = "NCHW16c"; channel_blocked.h; float32 2-D only). oneDNN and the
+// depthwise kernel read and write them in place; the reference converts them to and from NCHW.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/conv/conv_reference.h"
 #include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/kernels/util/bound_util.h"
@@ -44,26 +36,6 @@
 
 namespace sdx::cpu {
 namespace {
-
-// Scratch of one FusedConv call: im2col buffer, gemm workspace, float copies of 16-bit tensors,
-// NCHW copies of channel-blocked X, R and Y.
-template <typename T>
-struct ConvScratch {
-  using C = compute_t<T>;
-  static constexpr bool kHalf = !std::is_same_v<T, C>;
-  ConvScratch(const ConvPlan& p, int64_t x_numel, int64_t w_numel, int64_t b_numel, const ConvLayouts& lay)
-      : col(static_cast<size_t>(p.col_size())),
-        ws(static_cast<size_t>(p.workspace_size())),
-        x(kHalf ? static_cast<size_t>(x_numel) : 0),
-        w(kHalf ? static_cast<size_t>(w_numel) : 0),
-        b(kHalf ? static_cast<size_t>(b_numel) : 0),
-        y(kHalf ? static_cast<size_t>(p.out_shape.numel()) : 0),
-        x_nchw(lay.x ? static_cast<size_t>(x_numel) : 0),
-        r_nchw(lay.r ? static_cast<size_t>(p.out_shape.numel()) : 0),
-        y_nchw(lay.y ? static_cast<size_t>(p.out_shape.numel()) : 0) {}
-  ScratchBuffer<C> col, ws, x, w, b, y;
-  ScratchBuffer<T> x_nchw, r_nchw, y_nchw;
-};
 
 // "NCHW" or "NCHW16c" (channel-blocked).
 Result<bool> read_blocked(const ir::Node& node, const char* name) {
@@ -82,80 +54,6 @@ Status check_layouts(const ConvLayouts& lay, DType dt, const ConvPlan& p, bool h
     return invalid_argument("sdx.FusedConv: a channel-blocked tensor needs a multiple of 16 channels");
   if (lay.r && !has_residual) return invalid_argument("sdx.FusedConv: residual_layout without a residual");
   return Status::ok();
-}
-
-template <typename T>
-const compute_t<T>* widened(const T* p, int64_t n, compute_t<T>* copy) {
-  if constexpr (std::is_same_v<T, compute_t<T>>) {
-    (void)n;
-    (void)copy;
-    return p;
-  } else {
-    for (int64_t i = 0; i < n; ++i) copy[i] = to_f32(p[i]);
-    return copy;
-  }
-}
-
-// y = act(conv + R) for a computed conv (bias included, in compute type C; for 16-bit floats in
-// s.y, then rounded as Conv stores it, and the sum rounded as Add stores it).
-template <typename T, typename F>
-void residual_epilogue(const F& f, const T* pr, int64_t n, T* py, ConvScratch<T>& s) {
-  using C = compute_t<T>;
-  if constexpr (ConvScratch<T>::kHalf) {
-    const C* y = s.y.data();
-    for (int64_t i = 0; i < n; ++i) {
-      const C sum = load_as<C>(from_f32<T>(load_as<C>(from_f32<T>(y[i])) + to_f32(pr[i])));
-      py[i] = from_f32<T>(f(sum));
-    }
-  } else {
-    (void)s;
-    epilogue_row(f, py, pr, n);
-  }
-}
-
-// pb: the bias (b_numel elements) or null; pr: the residual (the output's size) or null; lay: which
-// of X, Y, R are channel-blocked (float32 only, checked by check_layouts).
-template <typename T>
-void fused_conv(const ConvPlan& p, const FusedActivation& act, const T* px, int64_t x_numel, const T* pw,
-                int64_t w_numel, const T* pb, int64_t b_numel, const T* pr, T* py, ConvScratch<T>& s,
-                const ConvLayouts& lay = {}) {
-  using C = compute_t<T>;
-  if (p.out_shape.numel() == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
-    if (lay.any()) {
-      if (lay.x) unblock_channels(px, s.x_nchw.data(), p.N, p.C, p.is);
-      if (pr && lay.r) unblock_channels(pr, s.r_nchw.data(), p.N, p.M, p.os);
-      float* y = lay.y ? s.y_nchw.data() : py;
-      fused_conv<T>(p, act, lay.x ? s.x_nchw.data() : px, x_numel, pw, w_numel, pb, b_numel,
-                    pr && lay.r ? s.r_nchw.data() : pr, y, s);
-      if (lay.y) block_channels(y, py, p.N, p.M, p.os);
-      return;
-    }
-  }
-  const C* x = widened(px, x_numel, s.x.data());
-  const C* w = widened(pw, w_numel, s.w.data());
-  const C* b = pb ? widened(pb, b_numel, s.b.data()) : nullptr;
-  if (pr) {
-    C* y = nullptr;
-    if constexpr (ConvScratch<T>::kHalf) y = s.y.data();
-    else y = py;
-    conv_forward<C>(p, x, w, b, y, s.col.data(), s.ws.data(), NoConvEpilogue{});
-    act.visit([&](auto f) { residual_epilogue<T>(f, pr, p.out_shape.numel(), py, s); });
-    return;
-  }
-  act.visit([&](auto f) {
-    if constexpr (ConvScratch<T>::kHalf) {
-      // Conv stores T, the activation reads it back.
-      auto epilogue = [f](C v) { return f(load_as<C>(from_f32<T>(v))); };
-      conv_forward<C>(p, x, w, b, s.y.data(), s.col.data(), s.ws.data(), epilogue);
-      const int64_t n = p.out_shape.numel();
-      for (int64_t i = 0; i < n; ++i) py[i] = from_f32<T>(s.y.data()[i]);
-    } else if constexpr (std::is_same_v<decltype(f), IdentityActivation>) {
-      conv_forward<C>(p, x, w, b, py, s.col.data(), s.ws.data(), NoConvEpilogue{});
-    } else {
-      conv_forward<C>(p, x, w, b, py, s.col.data(), s.ws.data(), f);
-    }
-  });
 }
 
 class FusedConvKernel final : public backend::Kernel {
@@ -188,16 +86,7 @@ class FusedConvKernel final : public backend::Kernel {
       if (std::optional<Status> st = run_depthwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
     }
-    return dispatch<SDX_FLOAT_TYPES>(
-        x.dtype(),
-        [&](auto tag) -> Status {
-          using T = typename decltype(tag)::type;
-          ConvScratch<T> s(p, x.numel(), w.numel(), b ? b->numel() : 0, layouts_);
-          fused_conv<T>(p, act_, x.data<T>(), x.numel(), w.data<T>(), w.numel(), b ? b->data<T>() : nullptr,
-                        b ? b->numel() : 0, r ? r->data<T>() : nullptr, y.data<T>(), s, layouts_);
-          return Status::ok();
-        },
-        "sdx.FusedConv");
+    return run_reference_conv(p, act_, x, w, b, r, y, layouts_);
   }
 
   BoundResult prepare(const backend::PrepareContext& ctx) const override {
@@ -214,24 +103,7 @@ class FusedConvKernel final : public backend::Kernel {
     if (!check_layouts(layouts_, x.dtype(), plan.value(), r != nullptr).is_ok()) return no_bound_form();
     std::unique_ptr<backend::BoundKernel> bound = bind_depthwise_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_onednn_conv(plan.value(), act_, ctx, layouts_);
-    if (bound) return bound;
-    (void)dispatch<SDX_FLOAT_TYPES>(
-        x.dtype(),
-        [&](auto tag) -> Status {
-          using T = typename decltype(tag)::type;
-          const int64_t nb = b ? b->numel() : 0;
-          auto s = std::make_unique<ConvScratch<T>>(plan.value(), x.numel(), w.numel(), nb, layouts_);
-          auto p = std::make_unique<ConvPlan>(std::move(plan.value()));
-          bound = backend::bind_call([p = std::move(p), act = act_, lay = layouts_, px = x.data<T>(), nx = x.numel(),
-                                      pw = w.data<T>(), nw = w.numel(), pb = b ? b->data<T>() : nullptr, nb,
-                                      pr = r ? r->data<T>() : nullptr, py = ctx.output(0).template data<T>(),
-                                      s = std::move(s)] {
-            fused_conv<T>(*p, act, px, nx, pw, nw, pb, nb, pr, py, *s, lay);
-            return Status::ok();
-          });
-          return Status::ok();
-        },
-        "sdx.FusedConv");
+    if (!bound) bound = bind_reference_conv(plan.value(), act_, ctx, layouts_);
     return bound;
   }
 

@@ -1,7 +1,7 @@
 // Conv and ConvTranspose over N spatial dims (1-D, 2-D, 3-D, ...), via im2col/col2im + gemm.
-// Float32 depthwise Conv (1-D or 2-D, group == channels) runs on sdx's own kernel (depthwise_conv.h);
-// other float32 2-D Conv on oneDNN when it is built in (onednn_conv.h), with a bound form whose
-// weights are packed once at capture; everything else runs the reference below.
+// Conv takes the paths of sdx.FusedConv without activation (see fused_conv.cc): sdx's depthwise
+// kernel, oneDNN, then the reference im2col + gemm (conv/conv_reference.h), each with a bound form.
+// ConvTranspose runs below.
 //
 // Both build one index table per run mapping (kernel offset, position) to the flat spatial
 // index on the other side (or -1 for padding), so the N-D bookkeeping is done once and the
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/conv/conv_reference.h"
 #include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/kernels/util/conv_gemm.h"
@@ -37,32 +38,16 @@ class ConvKernel final : public backend::Kernel {
     const Tensor& w = ctx.input(1);
     if (w.dtype() != x.dtype()) return invalid_argument("Conv weight must have the element type of X");
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (b && b->dtype() != x.dtype()) return invalid_argument("Conv bias must have the element type of X");
     SDX_ASSIGN_OR_RETURN(ConvPlan p, ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "Conv"),
                          "");
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
     if (y.numel() == 0) return Status::ok();
     if (std::optional<Status> st = run_depthwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
-    return dispatch<float, double, Float16, BFloat16>(
-        x.dtype(),
-        [&](auto tag) -> Status {
-          using T = typename decltype(tag)::type;
-          using Cp = compute_t<T>;
-          ComputeView<T> xv(x), wv(w);
-          ComputeOut<T> yo(y);
-          std::optional<ComputeView<T>> bv;
-          if (b) bv.emplace(*b);
-          std::vector<Cp> col(static_cast<size_t>(p.col_size())), ws(static_cast<size_t>(p.workspace_size()));
-          conv_forward<Cp>(p, xv.data(), wv.data(), bv ? bv->data() : nullptr, yo.data(), col.data(), ws.data(),
-                           NoConvEpilogue{});
-          yo.commit();
-          return Status::ok();
-        },
-        "Conv");
+    return run_reference_conv(p, FusedActivation(), x, w, b, nullptr, y);
   }
 
-  // The depthwise and oneDNN paths only (the reference path has no bound form: replay runs it through
-  // run()).
   BoundResult prepare(const backend::PrepareContext& ctx) const override {
     if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
     const Tensor& x = ctx.input(0);
@@ -70,8 +55,10 @@ class ConvKernel final : public backend::Kernel {
     const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
     Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "Conv");
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
+    if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype())) return no_bound_form();
     if (auto bound = bind_depthwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
-    return bind_onednn_conv(plan.value(), FusedActivation(), ctx);
+    if (auto bound = bind_onednn_conv(plan.value(), FusedActivation(), ctx)) return bound;
+    return bind_reference_conv(plan.value(), FusedActivation(), ctx);
   }
 
  private:

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernel_test_util.h"
+#include "fused_test_util.h"
 
 namespace sdx {
 namespace {
@@ -88,6 +88,23 @@ TEST(NnConvTranspose, TwoDMatchesTheNdPath) {
     for (int64_t i = 0; i < a.numel(); ++i)
       ASSERT_NEAR(a.data<float>()[i], r.data<float>()[i], 1e-5 * (1 + std::fabs(r.data<float>()[i]))) << i;
   }
+}
+
+// The reference convolution (3-D, small 1-D, double, float16) has a bound form too
+// (conv/conv_reference.h): it equals run() bit for bit and allocates nothing per call.
+TEST(NnConv, ReferencePathHasABoundForm) {
+  const Tensor x3 = random_tensor(DType::kFloat32, {1, 3, 5, 6, 4}, 1), w3 = random_tensor(DType::kFloat32, {4, 3, 2, 3, 2}, 2);
+  expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x3, w3}, .attrs = {attr_ints("pads", {1, 0, 1, 0, 1, 1})}}, {1});
+  const Tensor x1 = random_tensor(DType::kFloat32, {2, 3, 11}, 3), w1 = random_tensor(DType::kFloat32, {5, 3, 3}, 4);
+  const Tensor b1 = random_tensor(DType::kFloat32, {5}, 5);
+  expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x1, w1, b1}, .attrs = {attr_ints("pads", {1, 1})}}, {1, 2});
+  expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x1, w1}});  // weights that change between calls
+  const Tensor xd = random_tensor(DType::kFloat64, {1, 4, 6, 6}, 6), wd = random_tensor(DType::kFloat64, {4, 4, 3, 3}, 7);
+  expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {xd, wd}}, {1});
+  const Tensor xh = random_tensor(DType::kFloat16, {1, 4, 6, 6}, 8), wh = random_tensor(DType::kFloat16, {4, 4, 3, 3}, 9);
+  expect_bound_matches(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {xh, wh},
+                                .attrs = {attr_s("activation", "relu")}},
+                       {1});
 }
 
 TEST(NnConvTranspose, RejectsBadBias) {

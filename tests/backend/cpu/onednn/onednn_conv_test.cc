@@ -212,14 +212,10 @@ TEST(OneDnnConv, BoundFormMatchesRunBitwise) {
     SCOPED_TRACE(c.name);
     const Tensor x = random_tensor(DType::kFloat32, c.x, 10), w = random_tensor(DType::kFloat32, c.w, 11, -0.5f, 0.5f);
     const Tensor b = random_tensor(DType::kFloat32, {c.w[0]}, 12);
-    if (cpu::onednn_enabled()) {
-      // Constant weights (packed once in prepare) and weights that change between calls.
-      expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x, w, b}, .attrs = c.attrs}, {1, 2}, heap);
-      expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x, w}, .attrs = c.attrs}, {}, heap);
-    } else {
-      // The reference Conv replays through run().
-      expect_no_bound_form(NodeSpec{.op = "Conv", .inputs = {x, w, b}, .attrs = c.attrs}, {1, 2});
-    }
+    // Constant weights (packed once in prepare) and weights that change between calls; without
+    // oneDNN the reference path's bound form (conv/conv_reference.h).
+    expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x, w, b}, .attrs = c.attrs}, {1, 2}, heap);
+    expect_bound_matches(NodeSpec{.op = "Conv", .inputs = {x, w}, .attrs = c.attrs}, {}, heap);
     std::vector<ir::Attribute> attrs = c.attrs;
     attrs.push_back(attr_s("activation", "relu"));
     expect_bound_matches(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = attrs},
