@@ -204,12 +204,32 @@ class ReduceKernel final : public backend::Kernel {
     else return static_cast<float>(simd::row_sum_squares(x, n));  // kSumSquare
   }
 
+  static constexpr int64_t kShortRow = 8;
+  static float short_row_min_max(const float* x, int64_t n) {
+    float m = x[0];
+    for (int64_t j = 1; j < n && m == m; ++j) {
+      const float v = x[j];
+      if (v != v) return v;
+      if constexpr (K == ReduceKind::kMax) m = v > m ? v : m;
+      else m = v < m ? v : m;
+    }
+    return m;
+  }
+
   template <typename T>
   static void compute(const ReducePlan& plan, const T* px, T* py, int64_t n_out, Scratch<T>& scratch) {
     if constexpr (std::is_same_v<T, float> && kVectorRows) {
       int64_t rows = 0, n = 0;
       if (plan.contiguous_rows(rows, n) && rows == n_out) {
         parallel_for(rows, std::max<int64_t>(1, kRowsGrainElements / n), [&](int64_t b, int64_t e) {
+          if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
+            // Short rows (a max over 3 stacked maps): a call into the vector kernels per row costs more
+            // than the row; the first NaN wins, as in the generic path below.
+            if (n <= kShortRow) {
+              for (int64_t r = b; r < e; ++r) py[r] = short_row_min_max(px + r * n, n);
+              return;
+            }
+          }
           for (int64_t r = b; r < e; ++r) py[r] = reduce_row(px + r * n, n);
         });
         return;

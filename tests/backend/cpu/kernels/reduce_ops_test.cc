@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,36 @@
 namespace sdx {
 namespace {
 using namespace test;
+
+// Max / Min over short contiguous rows (<= 8 values: a scalar loop, not a vector call per row) and
+// long ones: NaN wins wherever it sits, infinities and signed values otherwise.
+TEST(ReduceOps, MaxMinOverShortAndLongRows) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {3, 8, 9, 40}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(static_cast<size_t>(4 * n));
+    for (int64_t i = 0; i < 4 * n; ++i) x[static_cast<size_t>(i)] = static_cast<float>((i * 7) % 11) - 5.f;
+    x[static_cast<size_t>(n - 1)] = nan;     // row 0: NaN last
+    x[static_cast<size_t>(n)] = nan;         // row 1: NaN first
+    x[static_cast<size_t>(2 * n + 1)] = -inf;  // row 2: -inf, no NaN
+    x[static_cast<size_t>(3 * n)] = inf;       // row 3: +inf first
+    const Tensor t = f32(x, {4, n});
+    for (const char* op : {"ReduceMax", "ReduceMin"}) {
+      auto y = run_node(op, {t, i64({1}, {1})}, {attr_i("keepdims", 0)}, 18);
+      ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+      const float* r = (*y)[0].data<float>();
+      EXPECT_TRUE(std::isnan(r[0]) && std::isnan(r[1])) << op;
+      for (int row = 2; row < 4; ++row) {
+        float want = x[static_cast<size_t>(row * n)];
+        for (int64_t j = 1; j < n; ++j) {
+          const float v = x[static_cast<size_t>(row * n + j)];
+          want = std::string(op) == "ReduceMax" ? std::max(want, v) : std::min(want, v);
+        }
+        EXPECT_EQ(r[row], want) << op << " row " << row;
+      }
+    }
+  }
+}
 
 TEST(ReduceOps, SumAxesAttributeOldOpset) {
   auto y = run_node("ReduceSum", {f32({1, 2, 3, 4, 5, 6}, {2, 3})}, {attr_ints("axes", {1}), attr_i("keepdims", 0)}, 11);
