@@ -13,6 +13,8 @@
 //       -> Gelu(x) (opset 20, approximate="tanh")
 //   SiLU: Mul(x, Sigmoid(x)) -> Swish(x) (opset 24, alpha 1)
 //   Hard swish: Mul(x, HardSigmoid(x, alpha ~ 1/6, beta = 0.5)) -> HardSwish(x) (opset 14)
+//   Hard swish with Clip (Paddle, TF): Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6) or Mul(.., 1/6)
+//       -> HardSwish(x)
 //
 // Constants 0.5, 1, 3 must be exact; sqrt(2), 1/sqrt(2), sqrt(2/pi), 0.044715 and 1/6 within a
 // relative 1e-5 (exporters print them with 6 to 17 digits), and every constant is one element
@@ -168,9 +170,39 @@ bool fuse_self_gated(ir::Graph& g, ir::Node& n, PassContext& ctx, const char* ac
   return false;
 }
 
+// Clip's bounds when both are the constants lo and hi (inputs from opset 11, attributes before).
+bool clip_bounds_are(const ir::Node& c, double lo, double hi) {
+  if (c.opset() < 11) return c.attr_float("min", -3.4e38f) == lo && c.attr_float("max", 3.4e38f) == hi;
+  if (c.num_inputs() < 3 || !c.input(1) || !c.input(2)) return false;
+  const std::optional<double> a = scalar_constant(c.input(1)), b = scalar_constant(c.input(2));
+  return a && b && *a == lo && *b == hi;
+}
+
+// Hard swish written with Clip (Paddle's and TF's exports): Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6),
+// or Mul(.., 1/6) for the Div.
+bool fuse_hard_swish_clip(ir::Graph& g, ir::Node& n, PassContext& ctx) {
+  ir::Value* prod = n.op_type() == "Div" ? (scalar_constant(n.input(1)) == 6.0 ? n.input(0) : nullptr)
+                                         : operand_with_scalar(&n, 1.0 / 6.0, kRel);
+  ir::Node* m = prod ? producer_of(prod, "Mul") : nullptr;
+  if (!m) return false;
+  for (int i = 0; i < 2; ++i) {
+    ir::Node* clip = producer_of(m->input(i), "Clip");
+    ir::Value* x = m->input(1 - i);
+    if (!clip || !clip_bounds_are(*clip, 0.0, 6.0)) continue;
+    ir::Node* add = producer_of(clip->input(0), "Add");
+    if (!add || operand_with_scalar(add, 3.0) != x) continue;
+    if (!is_float(elem_type(x)) || elem_type(n.output(0)) != elem_type(x)) return false;
+    if (!only_used_within(g, {add, clip, m, &n}, &n)) return false;
+    fuse(g, {add, clip, m, &n}, &n, "HardSwish", "", 14, {x}, {});
+    return ctx.applied(n, "x * Clip(x + 3, 0, 6) / 6 -> HardSwish(x)");
+  }
+  return false;
+}
+
 class ActivationFusionOptimizations final : public PatternPass {
  public:
   ActivationFusionOptimizations() {
+    add_rule({"x * Clip(x + 3, 0, 6) / 6 -> HardSwish", {"Div", "Mul"}, fuse_hard_swish_clip});
     add_rule({"GELU arithmetic -> Gelu", {"Mul"}, fuse_gelu});
     add_rule({"Mul(x, Sigmoid(x)) -> Swish", {"Mul"}, [](ir::Graph& g, ir::Node& n, PassContext& ctx) {
                 return fuse_self_gated(

@@ -70,6 +70,40 @@ TEST(ActivationFusionOptimizations, SiluAndHardSwish) {
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"HardSwish", 1}, {"Swish", 1}}));
 }
 
+// Hard swish with Clip (Paddle / TF exports): x * Clip(x + 3, 0, 6) / 6 in its forms (Div or Mul by
+// 1/6, operands in either order, Clip bounds as inputs or, before opset 11, attributes); a Clip to
+// other bounds, or an Add of another value, is left alone.
+TEST(ActivationFusionOptimizations, HardSwishWithClip) {
+  auto build = [](int opset) {
+    return [opset] {
+      ModelBuilder b(opset);
+      ir::Value* x = b.input("x", {2, 3, 5});
+      auto clip = [&](ir::Value* v, float lo, float hi, const std::string& k) {
+        if (opset < 11) return b.op("Clip", {v}, {attr_f("min", lo), attr_f("max", hi)});
+        return b.op("Clip", {v, b.constant("lo" + k, scalar(lo)), b.constant("hi" + k, scalar(hi))});
+      };
+      ir::Value* c1 = clip(b.op("Add", {x, b.constant("three1", scalar(3.f))}), 0.f, 6.f, "1");
+      b.output(b.op("Div", {b.op("Mul", {x, c1}), b.constant("six1", scalar(6.f))}));
+      ir::Value* c2 = clip(b.op("Add", {b.constant("three2", scalar(3.f)), x}), 0.f, 6.f, "2");
+      b.output(b.op("Mul", {b.constant("sixth2", scalar(1.f / 6.f)), b.op("Mul", {c2, x})}));
+      // Left alone: bounds 0..5, and x + 3 of another value.
+      ir::Value* c3 = clip(b.op("Add", {x, b.constant("three3", scalar(3.f))}), 0.f, 5.f, "3");
+      b.output(b.op("Div", {b.op("Mul", {x, c3}), b.constant("six3", scalar(6.f))}));
+      ir::Value* y = b.op("Relu", {x});
+      ir::Value* c4 = clip(b.op("Add", {y, b.constant("three4", scalar(3.f))}), 0.f, 6.f, "4");
+      b.output(b.op("Div", {b.op("Mul", {x, c4}), b.constant("six4", scalar(6.f))}));
+      return b.model();
+    };
+  };
+  for (int opset : {9, 13}) {
+    SCOPED_TRACE(opset);
+    PassCheck r = check_pass({kPass}, build(opset), {{"x", feed({2, 3, 5}, 6)}});
+    EXPECT_EQ(r.report.rewrites_of(kPass), 2);
+    EXPECT_EQ(r.ops_after.at("HardSwish"), 2);
+    EXPECT_EQ(r.ops_after.at("Clip"), 2);
+  }
+}
+
 TEST(ActivationFusionOptimizations, LeavesLookalikesAlone) {
   auto build = [] {
     ModelBuilder b;
