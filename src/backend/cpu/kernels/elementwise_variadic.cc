@@ -293,12 +293,15 @@ class ClipKernel final : public backend::Kernel {
       }
     }
     // `v < lo ? lo : v` is false for a NaN v, which passes (max(lo, v) on x86, never max(v, lo)).
-    for (int64_t i = 0; i < n; ++i) {
-      C v = widen(in[i]);
-      v = v < lo ? lo : v;
-      v = v > hi ? hi : v;
-      out[i] = narrow<T>(v);
-    }
+    // Large tensors split over the pool (elementwise.h's grain); every element the same either way.
+    parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        C v = widen(in[i]);
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        out[i] = narrow<T>(v);
+      }
+    });
   }
 
   Params params_;
