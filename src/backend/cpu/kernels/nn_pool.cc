@@ -21,6 +21,8 @@
 #include "backend/cpu/kernels/util/conv_util.h"
 #include "core/type_dispatch.h"
 #include "backend/cpu/onednn/onednn_pool.h"
+#include "backend/cpu/simd/vector_ops.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -308,6 +310,20 @@ class GlobalPoolKernel final : public backend::Kernel {
           using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
           const T* xp = x.data<T>();
           T* yp = y.data<T>();
+          if constexpr (std::is_same_v<T, float>) {
+            // float32 average and max: a plane per row of the vector kernels (the sum in double, the
+            // max with the row's first NaN, as np.max), planes split over the pool.
+            if (kind_ != PoolKind::kLp) {
+              const bool avg = kind_ == PoolKind::kAverage;
+              parallel_for(planes, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, is)),
+                           [&](int64_t b, int64_t e) {
+                             for (int64_t pl = b; pl < e; ++pl)
+                               yp[pl] = avg ? static_cast<float>(simd::row_sum(xp + pl * is, is) / static_cast<double>(is))
+                                            : simd::row_max(xp + pl * is, is);
+                           });
+              return Status::ok();
+            }
+          }
           for (int64_t pl = 0; pl < planes; ++pl) {
             const T* xc = xp + pl * is;
             Acc r = kind_ == PoolKind::kMax ? -std::numeric_limits<Acc>::infinity() : Acc(0);

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "kernel_test_util.h"
 
 namespace sdx {
@@ -35,6 +40,38 @@ TEST(NnPool, GlobalAverageAndLp) {
   auto lp = run_node("GlobalLpPool", {f32({3, 4}, {1, 1, 2})});
   ASSERT_TRUE(lp.is_ok()) << lp.status().to_string();
   expect_near(values<float>((*lp)[0]), {5});
+}
+
+// float32 GlobalAveragePool / GlobalMaxPool run a plane per vector row (sum in double): the mean
+// within float rounding of a double reference, the max exact, a NaN in a plane its max (np.max), at
+// plane sizes below, at and above a vector.
+TEST(NnPool, GlobalPoolsOnTheVectorKernels) {
+  for (int64_t hw : {1, 7, 16, 49, 1000}) {
+    SCOPED_TRACE(hw);
+    const int64_t planes = 2 * 5;
+    std::vector<float> x(static_cast<size_t>(planes * hw));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 2654435761u) % 1000) / 250.f - 2.f;
+    x[static_cast<size_t>(3 * hw + hw / 2)] = std::numeric_limits<float>::quiet_NaN();  // plane 3
+    const Tensor t = f32(x, {2, 5, hw, 1});
+    auto avg = run_node("GlobalAveragePool", {t}, {}, 1);
+    auto mx = run_node("GlobalMaxPool", {t}, {}, 1);
+    ASSERT_TRUE(avg.is_ok() && mx.is_ok());
+    for (int64_t p = 0; p < planes; ++p) {
+      double sum = 0;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < hw; ++i) {
+        sum += x[static_cast<size_t>(p * hw + i)];
+        m = std::max(m, x[static_cast<size_t>(p * hw + i)]);
+      }
+      const float a = (*avg)[0].data<float>()[p], b = (*mx)[0].data<float>()[p];
+      if (p == 3) {
+        EXPECT_TRUE(std::isnan(a) && std::isnan(b));
+        continue;
+      }
+      EXPECT_NEAR(a, sum / hw, 1e-6);
+      EXPECT_EQ(b, m);
+    }
+  }
 }
 
 TEST(NnPool, RejectsRankMismatch) {
