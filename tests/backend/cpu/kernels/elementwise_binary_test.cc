@@ -1,6 +1,9 @@
 // Add/Sub/Mul/Div/Mod/Pow/PRelu through a session: broadcasting, integer
 // semantics (C-style division, Python-style mod) and bad inputs.
 #include <gtest/gtest.h>
+#include <vector>
+#include <limits>
+#include <cstring>
 
 #include <cmath>
 #include <cstdint>
@@ -10,6 +13,25 @@
 
 namespace sdx::test {
 namespace {
+
+// Pow(x, 2) for float32 is one product in double, the bits of pow(x, 2.0) rounded: every kind of
+// value, infinities, NaN, signed zeros, subnormals, values whose square overflows float.
+TEST(ElementwiseBinary, PowSquareIsPowBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {0.f, -0.f, 1.f, -1.5f, 3.0e-39f, -1e-30f, 1e19f, -2e30f, inf, -inf,
+                          std::numeric_limits<float>::quiet_NaN(), 123.456f, -7.25e-3f};
+  for (int i = 0; i < 200; ++i) x.push_back(std::ldexp(static_cast<float>(i % 17) - 8.3f, i % 80 - 40));
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto y = run_node("Pow", {f32(x, {n}), f32({2.f}, {})}, {}, 15);
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  for (int64_t i = 0; i < n; ++i) {
+    const double p = std::pow(static_cast<double>(x[static_cast<size_t>(i)]), 2.0);
+    const float want = p > std::numeric_limits<float>::max() ? inf : static_cast<float>(p);  // rounding overflows
+    const float got = (*y)[0].data<float>()[i];
+    if (std::isnan(p)) EXPECT_TRUE(std::isnan(got)) << i;
+    else EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << i << ": " << got << " vs " << want;
+  }
+}
 
 TEST(ElementwiseBinary, AddBroadcastsRow) {
   auto y = run_single("Add", {f32({1, 2, 3, 4, 5, 6}, {2, 3}), f32({10, 20, 30}, {3})});
