@@ -28,8 +28,10 @@ std::optional<double> scalar_like(const ir::Value* c, const ir::Value* x) {
   const Tensor* t = constant_value(c);
   if (!t || t->numel() != 1 || !x) return std::nullopt;
   if (elem_type(x) != t->dtype()) return std::nullopt;
+  // A rank-0 constant never changes the shape it broadcasts against, whatever x's rank; others must
+  // not outrank x.
   auto r = rank_of(x);
-  if (!r || t->rank() > *r) return std::nullopt;
+  if (t->rank() > 0 && (!r || t->rank() > *r)) return std::nullopt;
   return scalar_constant(c);
 }
 

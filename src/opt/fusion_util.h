@@ -27,7 +27,7 @@ std::optional<int> rank_of(const ir::Value* v);
 // when v is not an input.
 ir::Value* other_input(const ir::Node* n, const ir::Value* v);
 
-// A one-element constant of x's element type whose rank is at most x's rank, so that an
+// A one-element constant of x's element type of rank 0, or of rank at most x's (known) rank, so that an
 // element-wise op of x and c has exactly x's shape and type. Its value as a double.
 std::optional<double> scalar_like(const ir::Value* c, const ir::Value* x);
 

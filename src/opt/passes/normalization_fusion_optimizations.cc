@@ -13,7 +13,9 @@
 //     N = Div(x, S) | Mul(x, Reciprocal(S)) | Mul(x, Div(1, S));  [Y = Mul(N, gamma)]
 //       -> RMSNormalization(x, gamma or ones, axis=-1, epsilon=eps) (opset 23)
 //   gamma / beta: x's type; a constant whose shape is 1s then N (N: x's static last dim) or one
-//   element (expanded to [N]), or any value of static shape [N]. x's last dim must be static.
+//   element (expanded to [N]), or any value of static shape [N]. x's last dim must be static, or
+//   gamma a constant with N > 1 values along its last axis (then N is taken from it); when x's rank
+//   is unknown, gamma and beta must have rank <= 1.
 //   eps: one element of x's type, rank <= x's.
 //
 //   BatchNormalization (inference: one output, training_mode 0, opset >= 9; scale, B, mean and
@@ -140,9 +142,24 @@ Affine affine_after(const ir::Graph& g, ir::Value* v, const char* op, int rank, 
 bool finish_norm(ir::Graph& g, ir::Node& anchor, Match m, ir::Value* x, double eps, bool rms, PassContext& ctx) {
   const DType dt = elem_type(x);
   auto xs = x->type().shape;
-  if (!is_float(dt) || !xs || xs->empty() || !xs->back().is_fixed()) return false;
-  const int rank = static_cast<int>(xs->size());
-  const int64_t n = xs->back().value;
+  if (!is_float(dt) || (xs && xs->empty())) return false;
+  // x of unknown rank (after a Reshape to a computed shape): gamma and beta of rank <= 1 only, which
+  // never add dims when they broadcast.
+  const int rank = xs ? static_cast<int>(xs->size()) : 1;
+  int64_t n = xs && xs->back().is_fixed() ? xs->back().value : 0;
+  if (n == 0) {
+    // A last dim shape inference could not fix: the gamma constant's, when it has more than one
+    // value along its last axis. x's last dim is then that n (the graph broadcasts gamma against
+    // it) unless it is 1, a one-element normalization, where the fused op refuses the scale's length
+    // at run time rather than compute something else.
+    if (!has_single_use(g, anchor.output(0))) return false;
+    ir::Node* u = anchor.output(0)->users()[0];
+    const Tensor* t = u->op_type() == "Mul" && u->domain().empty() && u->num_inputs() == 2
+                          ? constant_value(other_input(u, anchor.output(0)))
+                          : nullptr;
+    if (!t || t->rank() < 1 || t->rank() > rank || t->shape()[t->rank() - 1] <= 1) return false;
+    n = t->shape()[t->rank() - 1];
+  }
   ir::Node* last = &anchor;
   m.push_back(&anchor);
   Affine gamma = affine_after(g, anchor.output(0), "Mul", rank, n);

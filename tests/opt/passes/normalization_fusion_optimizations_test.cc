@@ -39,6 +39,27 @@ TEST(NormalizationFusionOptimizations, LayerNormWithScaleAndBias) {
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"LayerNormalization", 1}}));
 }
 
+// x of unknown shape (after a Reshape to a computed shape, PP-OCR's SVTR blocks): fused when gamma
+// and beta have rank <= 1 (N from gamma), not with a rank-2 gamma, which could add a dim.
+TEST(NormalizationFusionOptimizations, LayerNormOverAValueOfUnknownShape) {
+  auto build = [](bool rank2_gamma) {
+    return [rank2_gamma] {
+      ModelBuilder b(17);
+      ir::Value* x = b.graph().add_input("x", ir::TypeInfo::tensor(DType::kFloat32));
+      ir::Value* n = layer_norm(b, x, 17, true, false, "u");
+      ir::Value* gamma = rank2_gamma ? b.constant("gamma", random_f32({1, 16}, 7, 0.5f, 1.5f))
+                                     : b.constant("gamma", random_f32({16}, 7, 0.5f, 1.5f));
+      b.output(b.op("Add", {b.op("Mul", {n, gamma}), b.constant("beta", random_f32({16}, 8))}));
+      return b.model();
+    };
+  };
+  PassCheck r = check_pass({kPass}, build(false), {{"x", feed({2, 3, 16}, 1)}}, kRtol, kAtol);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 1);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"LayerNormalization", 1}}));
+  PassCheck kept = check_pass({kPass}, build(true), {{"x", feed({2, 3, 16}, 1)}}, kRtol, kAtol);
+  EXPECT_EQ(kept.report.rewrites_of(kPass), 0);
+}
+
 TEST(NormalizationFusionOptimizations, LayerNormOpset18AxesInputSquareAndReciprocalNoAffine) {
   auto build = [] {
     ModelBuilder b(18);
