@@ -352,7 +352,14 @@ Status shape_reshape(Node& node) {
   std::optional<std::vector<int64_t>> shape =
       node.input(1) ? constant_ints_input(node, 1)
                     : (node.attr("shape") ? std::optional(node.attr_ints("shape")) : std::nullopt);
-  if (!shape) return Status::ok();
+  if (!shape) {
+    // A shape computed at run time (Shape -> Gather -> Concat): the rank is still its length when
+    // that is static, the dims unknown.
+    const Dims* s = node.input(1) ? input_dims(node, 1) : nullptr;
+    if (s && s->size() == 1 && (*s)[0].is_fixed() && (*s)[0].value >= 0)
+      set_output_dims(node, 0, Dims(static_cast<size_t>((*s)[0].value)));
+    return Status::ok();
+  }
   const Dims* x = input_dims(node, 0);
   bool allowzero = node.attr_int("allowzero", 0) != 0;
   Dims out;

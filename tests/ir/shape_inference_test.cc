@@ -190,7 +190,7 @@ TEST(ShapeInference, DeclaredShapeIsKept) {
   EXPECT_EQ(shape_of(m->output(0)), "[declared, 3]");
 }
 
-TEST(ShapeInference, UnknownInputsLeaveShapeUnknown) {
+TEST(ShapeInference, UnknownInputsLeaveShapeUnknownAndAComputedShapeGivesTheRank) {
   Graph g("main");
   Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32));  // rank unknown
   Value* s = g.add_input("s", TypeInfo::tensor(DType::kInt64, Dims{F(2)}));
@@ -198,7 +198,15 @@ TEST(ShapeInference, UnknownInputsLeaveShapeUnknown) {
   Node* reshape = g.add_node("Reshape", "", "reshape", {relu->output(0), s}, {"z"});
   ASSERT_TRUE(infer_types(g).is_ok());
   EXPECT_FALSE(relu->output(0)->type().shape.has_value());
-  EXPECT_FALSE(reshape->output(0)->type().shape.has_value());  // shape input is not constant
+  // The shape input is not constant, but its length is: rank 2, dims unknown.
+  ASSERT_TRUE(reshape->output(0)->type().shape.has_value());
+  ASSERT_EQ(reshape->output(0)->type().shape->size(), 2u);
+  for (const Dim& d : *reshape->output(0)->type().shape) EXPECT_FALSE(d.is_fixed());
+  // A shape input of unknown length leaves the rank unknown too.
+  Value* s2 = g.add_input("s2", TypeInfo::tensor(DType::kInt64));
+  Node* reshape2 = g.add_node("Reshape", "", "reshape2", {relu->output(0), s2}, {"z2"});
+  ASSERT_TRUE(infer_types(g).is_ok());
+  EXPECT_FALSE(reshape2->output(0)->type().shape.has_value());
 }
 
 TEST(ShapeInference, PrinterShowsTypesAndShapes) {
