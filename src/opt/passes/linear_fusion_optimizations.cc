@@ -15,7 +15,8 @@
 //
 //   Gemm(X, W, C) [-> Act]          -> sdx.Linear(X, W', beta * C, activation)
 //
-//   Gemm with alpha 1, transA 0, X 2-D, W a 2-D constant (transB: W' = W^T, a new [K, N] constant),
+//   Gemm with alpha 1, transA 0, X 2-D, W a 2-D constant (transB: W' = W^T, a new [K, N] constant
+//   named "<W>/transposed", made once and shared by every Gemm reading W),
 //   C absent, beta 0, or a constant broadcasting along N only ([N], [1, N], [1] or a scalar), folded
 //   with beta in X's type as the Gemm kernel scales it. Fused even without an activation: sdx.Linear
 //   has the small-M and epilogue paths.
@@ -82,13 +83,22 @@ bool fuse_gemm(ir::Graph& g, ir::Node& gemm, PassContext& ctx) {
   if (elem_type(e.last->output(0)) != dt) return false;
   ir::Value* weight = gemm.input(1);
   if (trans_b) {
-    Tensor t = Tensor::allocate(dt, Shape{k, n}).value();
-    const size_t es = dtype_storage_bytes(dt, 1);
-    const auto* src = static_cast<const uint8_t*>(w->raw_data());
-    auto* dst = static_cast<uint8_t*>(t.raw_data());
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < k; ++j) std::memcpy(dst + (j * n + i) * es, src + (i * k + j) * es, es);
-    weight = g.add_constant(gemm.name() + "_weight_t", std::move(t));
+    // One transposed copy per weight, shared by every Gemm reading it (an unrolled LSTM's 16 steps
+    // read one W_ih: 16 copies of 6.5 MB each evicted the others from the caches).
+    const std::string name = gemm.input(1)->name() + "/transposed";
+    ir::Value* shared = g.find_value(name);
+    const Tensor* st = shared ? constant_value(shared) : nullptr;
+    if (st && st->dtype() == dt && st->shape() == Shape{k, n}) {
+      weight = shared;
+    } else {
+      Tensor t = Tensor::allocate(dt, Shape{k, n}).value();
+      const size_t es = dtype_storage_bytes(dt, 1);
+      const auto* src = static_cast<const uint8_t*>(w->raw_data());
+      auto* dst = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < k; ++j) std::memcpy(dst + (j * n + i) * es, src + (i * k + j) * es, es);
+      weight = shared ? g.add_constant(name, std::move(t)) : g.add_initializer(name, std::move(t));
+    }
   }
   std::vector<ir::Value*> inputs = {x, weight};
   if (bias) inputs.push_back(g.add_constant(gemm.name() + "_bias", float_tensor(dt, Shape{n}, *bias)));

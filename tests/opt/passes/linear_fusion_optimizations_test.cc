@@ -1,6 +1,10 @@
 // LinearFusionOptimizations: MatMul + bias [+ activation] becomes sdx.Linear. The fused kernel
 // repeats the unfused arithmetic, so the check is exact (rtol 0, atol 0).
+#include <set>
+#include <string>
+
 #include "../pass_test_util.h"
+#include "ir/type_inference.h"
 
 namespace sdx::test {
 namespace {
@@ -88,6 +92,26 @@ TEST(LinearFusionOptimizations, GemmForms) {
   PassCheck r = check_pass({kPass}, build, {{"x", feed({3, 40}, 4)}}, 1e-6, 1e-6);
   EXPECT_EQ(r.report.rewrites_of(kPass), 4);
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.Linear", 4}}));
+}
+
+// An unrolled LSTM's steps: three Gemm(transB=1) over one weight share one transposed constant.
+TEST(LinearFusionOptimizations, GemmsOfOneWeightShareItsTransposedCopy) {
+  ir::Model m = [] {
+    ModelBuilder b(17);
+    ir::Value* w = b.constant("w_ih", random_f32({6, 40}, 5));
+    for (int t = 0; t < 3; ++t) {
+      ir::Value* x = b.input("x" + std::to_string(t), {1, 40});
+      b.output(b.op("Gemm", {x, w, b.constant("c" + std::to_string(t), random_f32({6}, 6))}, {attr_i("transB", 1)}));
+    }
+    return b.model();
+  }();
+  ASSERT_TRUE(ir::infer_types(*m.graph).is_ok());
+  ASSERT_TRUE(opt::optimize(*m.graph, only({kPass})).is_ok());
+  std::set<const ir::Value*> weights;
+  for (const auto& n : m.graph->nodes())
+    if (!n->removed() && n->op_type() == "Linear") weights.insert(n->input(1));
+  ASSERT_EQ(weights.size(), 1u);
+  EXPECT_EQ((*weights.begin())->name(), "w_ih/transposed");
 }
 
 TEST(LinearFusionOptimizations, LeavesOtherGemmsAlone) {
