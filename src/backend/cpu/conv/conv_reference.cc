@@ -33,17 +33,6 @@ struct ConvScratch {
   ScratchBuffer<T> x_nchw, r_nchw, y_nchw;
 };
 
-template <typename T>
-const compute_t<T>* widened(const T* p, int64_t n, compute_t<T>* copy) {
-  if constexpr (std::is_same_v<T, compute_t<T>>) {
-    (void)n;
-    (void)copy;
-    return p;
-  } else {
-    for (int64_t i = 0; i < n; ++i) copy[i] = to_f32(p[i]);
-    return copy;
-  }
-}
 
 // y = act(conv + R) for a computed conv (bias included, in compute type C; for 16-bit floats in
 // s.y, then rounded as Conv stores it, and the sum rounded as Add stores it).
@@ -81,9 +70,9 @@ void reference_conv(const ConvPlan& p, const FusedActivation& act, const T* px, 
       return;
     }
   }
-  const C* x = widened(px, x_numel, s.x.data());
-  const C* w = widened(pw, w_numel, s.w.data());
-  const C* b = pb ? widened(pb, b_numel, s.b.data()) : nullptr;
+  const C* x = as_compute(px, x_numel, s.x.data());
+  const C* w = as_compute(pw, w_numel, s.w.data());
+  const C* b = pb ? as_compute(pb, b_numel, s.b.data()) : nullptr;
   if (pr) {
     C* y = nullptr;
     if constexpr (ConvScratch<T>::kHalf) y = s.y.data();

@@ -117,17 +117,6 @@ struct LinearScratch {
   ScratchBuffer<C> x, w, y, ws;
 };
 
-template <typename T>
-const compute_t<T>* widened(const T* p, int64_t n, compute_t<T>* copy) {
-  if constexpr (std::is_same_v<T, compute_t<T>>) {
-    (void)n;
-    (void)copy;
-    return p;
-  } else {
-    for (int64_t i = 0; i < n; ++i) copy[i] = to_f32(p[i]);
-    return copy;
-  }
-}
 
 // Output elements per row block: the epilogue runs on each block right after its gemm, while
 // the block is still in cache (256 KB of floats).
@@ -159,7 +148,7 @@ void linear_blocked(const LinearGeometry& g, const FusedActivation& act, const T
   using C = compute_t<T>;
   constexpr bool kHalf = LinearScratch<T>::kHalf;
   const int64_t M = g.M, N = g.N, K = g.K;
-  const C* x = widened(px, x_numel, s.x.data());
+  const C* x = as_compute(px, x_numel, s.x.data());
   C* acc;
   if constexpr (kHalf)
     acc = s.y.data();
@@ -264,7 +253,7 @@ void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, in
       return linear_blocked<float>(g, act, px, x_numel, s.w.data(), scale, pb, py, s);
     }
   }
-  const compute_t<T>* w = widened(static_cast<const T*>(pw), w_numel, s.w.data());
+  const compute_t<T>* w = as_compute(static_cast<const T*>(pw), w_numel, s.w.data());
   linear_blocked<T>(g, act, px, x_numel, w, nullptr, pb, py, s);
 }
 

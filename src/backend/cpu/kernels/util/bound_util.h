@@ -14,11 +14,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "backend/kernel.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "core/tensor_values.h"
 
 namespace sdx::cpu {
 
@@ -54,5 +57,19 @@ class ScratchBuffer {
   std::unique_ptr<T[]> data_;
   size_t size_ = 0;
 };
+
+// n values of p in their compute type (compute_t: float for 16-bit floats): p itself when T is its
+// compute type, else widened into `copy` (n values, a ScratchBuffer of a bound call).
+template <typename T>
+const compute_t<T>* as_compute(const T* p, int64_t n, compute_t<T>* copy) {
+  if constexpr (std::is_same_v<T, compute_t<T>>) {
+    (void)n;
+    (void)copy;
+    return p;
+  } else {
+    for (int64_t i = 0; i < n; ++i) copy[i] = to_f32(p[i]);
+    return copy;
+  }
+}
 
 }  // namespace sdx::cpu
