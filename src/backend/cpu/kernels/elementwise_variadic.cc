@@ -1,6 +1,7 @@
 // Variadic and ternary element-wise ops with numpy broadcasting: Max, Min, Sum,
 // Mean (1..N inputs), Where (condition, X, Y), Clip (bounds as attributes before
 // opset 11, optional scalar inputs from 11).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -81,6 +82,11 @@ class VariadicKernel final : public backend::Kernel {
           SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, plan.output_shape()), "");
           std::vector<const T*> in(static_cast<size_t>(n));
           for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = ctx.input(i).data<T>();
+          if (const int v = scalar_operand<T>(ctx.input(0), n > 1 ? &ctx.input(1) : nullptr, y.shape()); v >= 0) {
+            with_scalar<T>(in[static_cast<size_t>(1 - v)], in[static_cast<size_t>(v)][0], v == 0, y.data<T>(),
+                           y.numel());
+            return Status::ok();
+          }
           std::vector<C> acc(static_cast<size_t>(plan.run_length()));
           fold<T>(plan, in.data(), n, y.data<T>(), acc.data());
           return Status::ok();
@@ -106,6 +112,15 @@ class VariadicKernel final : public backend::Kernel {
           using C = compute_t<T>;
           std::vector<const T*> in(static_cast<size_t>(n));
           for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = ctx.input(i).data<T>();
+          const Tensor& y = ctx.output(0);
+          if (const int v = scalar_operand<T>(ctx.input(0), n > 1 ? &ctx.input(1) : nullptr, y.shape()); v >= 0) {
+            bound = backend::bind_call([x = in[static_cast<size_t>(1 - v)], c = in[static_cast<size_t>(v)],
+                                        c_first = v == 0, out = y.data<T>(), count = y.numel()] {
+              with_scalar<T>(x, c[0], c_first, out, count);  // c read on every call: it may change
+              return Status::ok();
+            });
+            return Status::ok();
+          }
           ScratchBuffer<C> acc(static_cast<size_t>(made.value().run_length()));
           bound = backend::bind_call(
               [plan = made.value(), in = std::move(in), n, out = ctx.output(0).data<T>(), acc = std::move(acc)] {
@@ -119,6 +134,43 @@ class VariadicKernel final : public backend::Kernel {
   }
 
  private:
+  static constexpr bool kMinMax = std::is_same_v<Op, MaxOp> || std::is_same_v<Op, MinOp>;
+
+  // Max / Min of float32 x and a one-element c (a floor after LeakyRelu: openWakeWord's embedding
+  // model has 19): which input is c (0 or 1) when the other has the output's shape, else -1.
+  template <typename T>
+  static int scalar_operand(const Tensor& a, const Tensor* b, const Shape& out) {
+    if constexpr (kMinMax && std::is_same_v<T, float>) {
+      if (!b) return -1;
+      if (b->numel() == 1 && a.shape() == out) return 1;
+      if (a.numel() == 1 && b->shape() == out) return 0;
+    }
+    return -1;
+  }
+
+  // out[i] = op(x[i], c), or op(c, x[i]) when c_first, split over the pool: Op's select with its
+  // operands in their order (so equal values, +0 and -0, give Op's pick); a NaN x passes and a NaN c
+  // makes every output c, as in Op.
+  template <typename T>
+  static void with_scalar(const T* x, T c, bool c_first, T* out, int64_t n) {
+    if constexpr (kMinMax && std::is_same_v<T, float>) {
+      if (c != c) {
+        std::fill(out, out + n, c);
+        return;
+      }
+      parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const float v = x[i];
+          const float a = c_first ? c : v, d = c_first ? v : c;  // Op(a, d)
+          float r;
+          if constexpr (std::is_same_v<Op, MaxOp>) r = a < d ? d : a;
+          else r = d < a ? d : a;
+          out[i] = v != v ? v : r;
+        }
+      });
+    }
+  }
+
   // acc holds plan.run_length() elements.
   template <typename T>
   static void fold(const BroadcastPlan& plan, const T* const* in, int n, T* out, compute_t<T>* acc) {

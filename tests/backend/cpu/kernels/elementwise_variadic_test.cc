@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 
+#include "bound_test_util.h"
 #include "kernel_test_util.h"
 
 namespace sdx::test {
@@ -20,6 +24,30 @@ TEST(ElementwiseVariadic, MaxPropagatesNaN) {
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ(values<float>(*y)[0], 2.f);
   EXPECT_TRUE(std::isnan(values<float>(*y)[1]));
+}
+
+// Max / Min of float32 x and one element c (the fast path) give the bits of the broadcasting path (c
+// expanded to x's shape): either operand order, c = +0, -0, NaN, a number; x with NaN, +-0, +-inf.
+TEST(ElementwiseVariadic, MaxMinWithAScalarMatchTheBroadcastPath) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xv = {0.f, -0.f, 1.5f, -1.5f, nan, inf, -inf, -0.4f, 3.f};
+  for (int i = 0; i < 100; ++i) xv.push_back(static_cast<float>(i % 13) * 0.1f - 0.6f);
+  const int64_t n = static_cast<int64_t>(xv.size());
+  const Tensor x = f32(xv, {n});
+  for (const char* op : {"Max", "Min"}) {
+    for (float c : {0.f, -0.f, nan, -0.4f}) {
+      for (bool c_first : {false, true}) {
+        SCOPED_TRACE(std::string(op) + " c " + std::to_string(c) + (c_first ? " first" : " second"));
+        const Tensor cs = f32({c}, {1}), cx = f32(std::vector<float>(static_cast<size_t>(n), c), {n});
+        auto fast = run_node(op, c_first ? std::vector<Tensor>{cs, x} : std::vector<Tensor>{x, cs}, {}, 13);
+        auto full = run_node(op, c_first ? std::vector<Tensor>{cx, x} : std::vector<Tensor>{x, cx}, {}, 13);
+        ASSERT_TRUE(fast.is_ok() && full.is_ok());
+        EXPECT_TRUE(same_bits_nan_as_nan((*fast)[0], (*full)[0]));
+        expect_bound_matches(
+            NodeSpec{.op = op, .opset = 13, .inputs = c_first ? std::vector<Tensor>{cs, x} : std::vector<Tensor>{x, cs}});
+      }
+    }
+  }
 }
 
 TEST(ElementwiseVariadic, WhereBroadcastsCondition) {
