@@ -116,8 +116,8 @@ std::unique_ptr<backend::BoundKernel> bind_reference_conv(const ConvPlan& p, con
                                                           const backend::PrepareContext& ctx, ConvLayouts layouts) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const Tensor* b = optional_input(ctx, 2);
+  const Tensor* r = optional_input(ctx, 3);
   std::unique_ptr<backend::BoundKernel> bound;
   (void)dispatch<SDX_FLOAT_TYPES>(
       x.dtype(),

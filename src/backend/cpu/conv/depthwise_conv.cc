@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/conv/depthwise_kernels.h"
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/threading/thread_pool.h"
 
@@ -249,8 +250,8 @@ std::unique_ptr<backend::BoundKernel> bind_depthwise_conv(const ConvPlan& p, con
                                                           const backend::PrepareContext& ctx, ConvLayouts layouts) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const Tensor* b = optional_input(ctx, 2);
+  const Tensor* r = optional_input(ctx, 3);
   if (!all_float32(x, w, b, r)) return nullptr;
   std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
   if (!conv) return nullptr;

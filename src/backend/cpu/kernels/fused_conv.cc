@@ -73,7 +73,7 @@ class FusedConvKernel final : public backend::Kernel {
     if (w.dtype() != x.dtype()) return invalid_argument("sdx.FusedConv weight must have the element type of X");
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     if (b && b->dtype() != x.dtype()) return invalid_argument("sdx.FusedConv bias must have the element type of X");
-    const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const Tensor* r = optional_input(ctx, 3);
     if (r && r->dtype() != x.dtype()) return invalid_argument("sdx.FusedConv residual must have the element type of X");
     SDX_ASSIGN_OR_RETURN(ConvPlan p,
                          ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "sdx.FusedConv"), "");
@@ -93,8 +93,8 @@ class FusedConvKernel final : public backend::Kernel {
     if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
-    const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const Tensor* b = optional_input(ctx, 2);
+    const Tensor* r = optional_input(ctx, 3);
     if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (r && r->dtype() != x.dtype()))
       return no_bound_form();
     Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "sdx.FusedConv");

@@ -52,7 +52,7 @@ class ConvKernel final : public backend::Kernel {
     if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return no_bound_form();
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
-    const Tensor* b = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* b = optional_input(ctx, 2);
     Result<ConvPlan> plan = ConvPlan::make(attrs_, x.shape(), w.shape(), b ? &b->shape() : nullptr, "Conv");
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
     if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype())) return no_bound_form();

@@ -15,6 +15,7 @@
 #if SDX_WITH_ONEDNN
 #include "backend/cpu/onednn/onednn_util.h"
 #endif
+#include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/threading/thread_pool.h"
 
 namespace sdx::cpu {
@@ -596,9 +597,9 @@ std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const 
                                                        const backend::PrepareContext& ctx, ConvLayouts layouts) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  const bool has_b = ctx.num_inputs() > 2 && ctx.has_input(2);
-  const Tensor* b = has_b ? &ctx.input(2) : nullptr;
-  const Tensor* r = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const Tensor* b = optional_input(ctx, 2);
+  const Tensor* r = optional_input(ctx, 3);
+  const bool has_b = b != nullptr;
   if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32) ||
       (r && r->dtype() != DType::kFloat32))
     return nullptr;

@@ -30,6 +30,13 @@ using BoundResult = Result<std::unique_ptr<backend::BoundKernel>>;
 // "No bound form for this case": replay falls back to run().
 inline std::unique_ptr<backend::BoundKernel> no_bound_form() { return nullptr; }
 
+// Input i when the node has it (an optional input given), else null; ctx: a PrepareContext or a
+// KernelContext.
+template <typename Ctx>
+const Tensor* optional_input(const Ctx& ctx, int i) {
+  return ctx.num_inputs() > i && ctx.has_input(i) ? &ctx.input(i) : nullptr;
+}
+
 // True when output i is wanted and its frozen buffer has exactly this element type and shape.
 inline bool output_matches(const backend::PrepareContext& ctx, int i, DType dtype, const Shape& shape) {
   if (i >= ctx.num_outputs() || !ctx.wants_output(i)) return false;
