@@ -90,6 +90,9 @@ Status parse_activations(const ir::Node& node, const std::vector<std::string>& d
 
 enum class Cell { kRnn, kGru, kLstm };
 
+// Sequences of at least this many steps read R transposed (see compute()).
+constexpr int64_t kTransposedSteps = 16;
+
 class RecurrentKernel final : public backend::Kernel {
  public:
   explicit RecurrentKernel(Cell cell) : cell_(cell) {}
@@ -192,8 +195,11 @@ class RecurrentKernel final : public backend::Kernel {
     std::vector<C> tmp(static_cast<size_t>((G + 1) * H));
     // R^T [H, G*H] of the direction: the step's R h is then a product with contiguous weight rows,
     // which at batch <= 8 is the small-M kernel's (gemm.h: one pass over R, accumulators in
-    // registers), not one dot product per output element.
-    std::vector<C> rt(static_cast<size_t>(G * H * H));
+    // registers), not one dot product per output element. The transposition is made on every call
+    // (no bound form yet) and costs about as much as 13 such steps (romanizer_gru_encoder, perf): it
+    // pays from kTransposedSteps steps on; shorter sequences read R as it is.
+    const bool transposed = S >= kTransposedSteps;
+    std::vector<C> rt(transposed ? static_cast<size_t>(G * H * H) : 0);
     const PermutePlan transpose_r = PermutePlan::make({H, G * H}, {1, H});
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = reverse_ || d == 1;
@@ -207,9 +213,12 @@ class RecurrentKernel final : public backend::Kernel {
       gemm(false, true, S * N, G * H, I, C(1), xs, I, ws + d * G * H * I, I, C(0), xw.data(), G * H);
       for (int64_t row = 0; row < S * N; ++row)
         for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
-      permute(transpose_r, rd, rt.data());
+      if (transposed) permute(transpose_r, rd, rt.data());
       for (int64_t step = 0; step < S; ++step) {
-        gemm(false, false, N, G * H, H, C(1), hd, H, rt.data(), G * H, C(0), hr.data(), G * H);
+        if (transposed)
+          gemm(false, false, N, G * H, H, C(1), hd, H, rt.data(), G * H, C(0), hr.data(), G * H);
+        else
+          gemm(false, true, N, G * H, H, C(1), hd, H, rd, H, C(0), hr.data(), G * H);
         for (int64_t n = 0; n < N; ++n)
           for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
         if (cell_ == Cell::kGru && !linear_before_reset_) {
@@ -227,7 +236,10 @@ class RecurrentKernel final : public backend::Kernel {
             apply_row(act[0], gn, H);
             for (int64_t j = 0; j < H; ++j) gn[j] *= hd[n * H + j];
           }
-          gemm(false, false, N, H, H, C(1), gated.data(), H, rt.data() + 2 * H, G * H, C(0), gated_r.data(), H);
+          if (transposed)
+            gemm(false, false, N, H, H, C(1), gated.data(), H, rt.data() + 2 * H, G * H, C(0), gated_r.data(), H);
+          else
+            gemm(false, true, N, H, H, C(1), gated.data(), H, rd + 2 * H * H, H, C(0), gated_r.data(), H);
         }
         for (int64_t n = 0; n < N; ++n) {
           const int64_t len = lens[static_cast<size_t>(n)];

@@ -55,48 +55,51 @@ TEST(RecurrentKernel, Float32AgreesWithFloat64) {
       {"RNN", "reverse", 1, {attr_s("direction", "reverse")}},
       {"GRU", "layout 1", 3, {attr_i("layout", 1)}},
   };
-  const int64_t S = 7, N = 3, I = 5, H = 19;
-  std::mt19937 gen(7);
-  std::uniform_real_distribution<float> dist(-0.8f, 0.8f);
-  auto both = [&](std::vector<int64_t> dims) {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    std::vector<float> f(static_cast<size_t>(n));
-    std::vector<double> d(f.size());
-    for (size_t i = 0; i < f.size(); ++i) d[i] = f[i] = dist(gen);
-    return std::pair{f32(f, dims), make<double>(DType::kFloat64, d, dims)};
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.op + ", " + c.name);
-    const int64_t D = c.name.find("bidirectional") != std::string::npos ? 2 : 1;
-    const bool layout1 = c.name.find("layout 1") != std::string::npos;
-    std::vector<ir::Attribute> attrs = c.attrs;
-    attrs.push_back(attr_i("hidden_size", H));
-    auto [x, xd] = both(layout1 ? std::vector<int64_t>{N, S, I} : std::vector<int64_t>{S, N, I});
-    auto [w, wd] = both({D, c.gates * H, I});
-    auto [r, rd] = both({D, c.gates * H, H});
-    auto [b, bd] = both({D, 2 * c.gates * H});
-    auto [h0, h0d] = both(layout1 ? std::vector<int64_t>{N, D, H} : std::vector<int64_t>{D, N, H});
-    const Tensor lens = make<int32_t>(DType::kInt32, {7, 4, 0}, {N});
-    std::vector<Tensor> in = {x, w, r, b, layout1 ? Tensor() : lens, h0};
-    std::vector<Tensor> ind = {xd, wd, rd, bd, layout1 ? Tensor() : lens, h0d};
-    if (c.op == "LSTM") {
-      auto [c0, c0d] = both({D, N, H});
-      auto [p, pd] = both({D, 3 * H});
-      in.insert(in.end(), {c0, p});
-      ind.insert(ind.end(), {c0d, pd});
-    }
-    const int outs = c.op == "LSTM" ? 3 : 2;
-    auto got = run_node(c.op, in, attrs, 22, outs);
-    auto want = run_node(c.op, ind, attrs, 22, outs);
-    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-    for (int o = 0; o < outs; ++o) {
-      const Tensor& g = (*got)[o];
-      const Tensor& e = (*want)[o];
-      ASSERT_EQ(g.shape(), e.shape());
-      for (int64_t i = 0; i < g.numel(); ++i)
-        ASSERT_NEAR(g.data<float>()[i], e.data<double>()[i], 2e-6) << "output " << o << ", element " << i;
+  const int64_t N = 3, I = 5, H = 19;
+  for (int64_t S : {7, 20}) {  // R as it is, and R transposed (from 16 steps on)
+    SCOPED_TRACE(S);
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> dist(-0.8f, 0.8f);
+    auto both = [&](std::vector<int64_t> dims) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::vector<float> f(static_cast<size_t>(n));
+      std::vector<double> d(f.size());
+      for (size_t i = 0; i < f.size(); ++i) d[i] = f[i] = dist(gen);
+      return std::pair{f32(f, dims), make<double>(DType::kFloat64, d, dims)};
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.op + ", " + c.name);
+      const int64_t D = c.name.find("bidirectional") != std::string::npos ? 2 : 1;
+      const bool layout1 = c.name.find("layout 1") != std::string::npos;
+      std::vector<ir::Attribute> attrs = c.attrs;
+      attrs.push_back(attr_i("hidden_size", H));
+      auto [x, xd] = both(layout1 ? std::vector<int64_t>{N, S, I} : std::vector<int64_t>{S, N, I});
+      auto [w, wd] = both({D, c.gates * H, I});
+      auto [r, rd] = both({D, c.gates * H, H});
+      auto [b, bd] = both({D, 2 * c.gates * H});
+      auto [h0, h0d] = both(layout1 ? std::vector<int64_t>{N, D, H} : std::vector<int64_t>{D, N, H});
+      const Tensor lens = make<int32_t>(DType::kInt32, {static_cast<int32_t>(S), 4, 0}, {N});
+      std::vector<Tensor> in = {x, w, r, b, layout1 ? Tensor() : lens, h0};
+      std::vector<Tensor> ind = {xd, wd, rd, bd, layout1 ? Tensor() : lens, h0d};
+      if (c.op == "LSTM") {
+        auto [c0, c0d] = both({D, N, H});
+        auto [p, pd] = both({D, 3 * H});
+        in.insert(in.end(), {c0, p});
+        ind.insert(ind.end(), {c0d, pd});
+      }
+      const int outs = c.op == "LSTM" ? 3 : 2;
+      auto got = run_node(c.op, in, attrs, 22, outs);
+      auto want = run_node(c.op, ind, attrs, 22, outs);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      for (int o = 0; o < outs; ++o) {
+        const Tensor& g = (*got)[o];
+        const Tensor& e = (*want)[o];
+        ASSERT_EQ(g.shape(), e.shape());
+        for (int64_t i = 0; i < g.numel(); ++i)
+          ASSERT_NEAR(g.data<float>()[i], e.data<double>()[i], 2e-6) << "output " << o << ", element " << i;
+      }
     }
   }
 }
