@@ -149,8 +149,10 @@ Result<std::unique_ptr<runtime::Session>> session_from(bundle::Bundle& b, std::s
   SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_bytes(b.graph, onnx::ExternalData{"", b.weights, owner}),
                        "bundle graph");
   SDX_RETURN_IF_ERROR(onnx::apply_node_opsets(model, b.node_opsets), "bundle graph");
-  options.optimizer.enabled = false;  // the graph is the optimizer's output already
-  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s, runtime::Session::create(std::move(model), options), "bundle");
+  // The graph is the optimizer's output already (its subgraph bodies are not: they are optimized when the
+  // session compiles them).
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s,
+                       runtime::Session::create(std::move(model), options, /*optimized=*/true), "bundle");
   for (size_t i = 0; i < b.plans.size(); ++i) {
     const bundle::PlanRecord& p = b.plans[i];
     if (p.inputs.size() != s->inputs().size())

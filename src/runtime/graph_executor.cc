@@ -93,8 +93,11 @@ class InterpreterContext final : public backend::KernelContext {
 
 }  // namespace
 
+GraphExecutor::GraphExecutor() = default;
+GraphExecutor::~GraphExecutor() = default;
+
 Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported,
-                              const plan::CompileOptions& options) {
+                              const plan::CompileOptions& options, SubgraphCompiler* bodies) {
   graph_ = &graph;
   SDX_ASSIGN_OR_RETURN(plan_, plan::compile(graph, graph.outputs(), options), "planning graph '" + graph.name() + "'");
   // Kernels for every node, live or not: plans for fewer outputs use subsets of them. Each node runs on
@@ -116,8 +119,11 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
     }
     for (const ir::Graph* sg : n->subgraphs()) {
       auto sub = std::make_unique<GraphExecutor>();
+      const size_t missing = unsupported->size();
       SDX_RETURN_IF_ERROR(sub->prepare(*sg, unsupported), "subgraph '" + sg->name() + "' of " + n->describe());
       subgraphs_[sg] = std::move(sub);
+      if (bodies && unsupported->size() == missing)
+        if (std::unique_ptr<SubgraphBody> b = bodies->compile(*sg, *n)) bodies_[sg] = std::move(b);
     }
   }
   plan_.place_steps([&](const ir::Node& n) { return kernels_[&n].device; });
@@ -217,6 +223,11 @@ Result<std::vector<Datum>> GraphExecutor::run_subgraph(const ir::Graph& graph, c
   if (inputs.size() != graph.inputs().size())
     return invalid_argument("subgraph '" + graph.name() + "' takes " + std::to_string(graph.inputs().size()) +
                             " inputs but was given " + std::to_string(inputs.size()));
+  if (auto b = bodies_.find(&graph); b != bodies_.end()) {
+    SDX_ASSIGN_OR_RETURN(std::optional<std::vector<Datum>> out, b->second->run(parent, inputs),
+                         "subgraph '" + graph.name() + "'");
+    if (out) return std::move(*out);
+  }
   Frame frame(&graph, &parent);
   for (size_t i = 0; i < inputs.size(); ++i) frame.slots[static_cast<size_t>(graph.inputs()[i]->index())] = std::move(inputs[i]);
   SDX_RETURN_IF_ERROR(it->second->run(frame), "subgraph '" + graph.name() + "'");

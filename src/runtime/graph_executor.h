@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -45,13 +46,38 @@ struct Frame {
   const Datum& lookup(const ir::Value* v) const;
 };
 
+// A subgraph body compiled to run on its own (runtime/body_session.h: the body lifted to a model with
+// its own optimized, frozen and captured plans). GraphExecutor::run_subgraph hands it the body's inputs
+// and the frame that outer-scope reads resolve in; it returns the body's outputs (owned by the caller),
+// or nullopt when it declines this call (the executor then interprets the body).
+class SubgraphBody {
+ public:
+  virtual ~SubgraphBody() = default;
+  virtual Result<std::optional<std::vector<Datum>>> run(const Frame& parent, std::vector<Datum>& inputs) const = 0;
+};
+
+// Compiles subgraph bodies for GraphExecutor::prepare. A null result (or an error, which it records for
+// the diagnostics) leaves the body interpreted.
+class SubgraphCompiler {
+ public:
+  virtual ~SubgraphCompiler() = default;
+  virtual std::unique_ptr<SubgraphBody> compile(const ir::Graph& body, const ir::Node& owner) = 0;
+};
+
 class GraphExecutor {
  public:
+  GraphExecutor();
+  ~GraphExecutor();
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+
   // Creates kernels for every node (recursively for subgraphs). Collects every
   // unsupported node into `unsupported` instead of failing at the first.
-  // `options` apply to this graph's plan (subgraphs get the defaults).
+  // `options` apply to this graph's plan (subgraphs get the defaults). `bodies`, when given, compiles
+  // this graph's direct subgraphs to run on their own; every subgraph is also prepared to be interpreted
+  // (the fallback, and the check that all its nodes have kernels).
   Status prepare(const ir::Graph& graph, std::vector<const ir::Node*>* unsupported,
-                 const plan::CompileOptions& options = {});
+                 const plan::CompileOptions& options = {}, SubgraphCompiler* bodies = nullptr);
 
   // Binds initializers, then runs all nodes. Graph inputs must already be in frame.slots.
   Status run(Frame& frame) const { return run(frame, plan_); }
@@ -91,6 +117,7 @@ class GraphExecutor {
   // run_step with an observer on (op timing, events, the test slowdown hook).
   Status run_step_observed(const plan::Plan& plan, int step, Frame& frame) const;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphExecutor>> subgraphs_;
+  std::unordered_map<const ir::Graph*, std::unique_ptr<SubgraphBody>> bodies_;  // compiled ones
 };
 
 }  // namespace sdx::runtime

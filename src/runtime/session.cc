@@ -7,14 +7,25 @@
 
 #include "backend/cpu/jit/jit_engine.h"
 #include "obs/diagnostics.h"
+#include "runtime/body_session.h"
 #include "runtime/compile_model.h"
 
 namespace sdx::runtime {
 
-Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions options) {
+Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions options, bool optimized) {
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
+  s->optimized_ = optimized;
   SDX_ASSIGN_OR_RETURN(s->options_, SessionOptions::from_env(options), "session options");
+  SDX_RETURN_IF_ERROR(s->init(), "");
+  return s;
+}
+
+Result<std::unique_ptr<Session>> Session::create_body(ir::Model model, SessionOptions options) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::move(model);
+  s->options_ = std::move(options);
+  s->body_ = true;
   SDX_RETURN_IF_ERROR(s->init(), "");
   return s;
 }
@@ -32,12 +43,20 @@ Status Session::init() {
     obs::Diagnostics::global().record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "MODE_FALLBACK",
                                            [&] { return mode.reason; });
   }
-  SDX_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(model_, options_.optimizer), "");
+  opt::OptimizerOptions optimizer = options_.optimizer;
+  if (optimized_) optimizer.enabled = false;
+  SDX_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(model_, optimizer), "");
   optimization_ = std::move(compiled.optimization);
   overridable_ = std::move(compiled.overridable);
   std::vector<const ir::Node*> unsupported;
-  SDX_RETURN_IF_ERROR(graph_executor_.prepare(*model_.graph, &unsupported, compile_options()), "");
+  BodySessionCompiler bodies(model_, options_);
+  SDX_RETURN_IF_ERROR(graph_executor_.prepare(*model_.graph, &unsupported, compile_options(),
+                                              options_.subgraph_plans ? &bodies : nullptr),
+                      "");
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
+  // An override of an initializer a body copied in as a constant would not reach the body.
+  for (const ir::Value* v : bodies.captured_constants()) overridable_.erase(v);
+  interpreted_bodies_ = bodies.interpreted();
   for (const ir::Value* v : model_.graph->inputs())
     if (!v->is_initializer()) {
       inputs_.push_back({v->name(), v->type()});
@@ -53,7 +72,7 @@ Status Session::init() {
   const int threads = std::max(options_.inter_op_num_threads, options_.intra_op_num_threads > 0
                                                                    ? options_.intra_op_num_threads
                                                                    : cpu::ThreadPool::default_num_threads());
-  if (threads > 1) threads_ = std::make_unique<cpu::ThreadPool>(threads);
+  if (threads > 1 && !body_) threads_ = std::make_unique<cpu::ThreadPool>(threads);
   if (options_.jit.enabled && mode.used != ExecutionMode::kSlotBySlot)
     jit_ = std::make_unique<jit::JitEngine>(options_.jit);
   executor_ = std::make_unique<Executor>(Executor::Config{.graph = model_.graph.get(),
@@ -156,7 +175,7 @@ void Session::seed_plan(ShapeSignature sig, std::vector<plan::RecordedSlot> reco
 Status Session::bind_seeded_plans() {
   if (seeded_.empty() || executor_->mode().used == ExecutionMode::kSlotBySlot) return Status::ok();
   // The pool a call would bind under: kernels shape their work (and packed layouts) by its thread count.
-  cpu::ScopedThreadPool bind_threads(threads_.get());
+  cpu::ScopedThreadPool bind_threads(pool());
   std::unique_ptr<Context> ctx(new Context(cache_.get()));
   for (const auto& [sig, record] : seeded_) {
     std::vector<TensorArg> args;  // the signature only: nothing runs, and the first replay copies the inputs
@@ -212,7 +231,7 @@ Status Session::set_variable(Context& ctx, const std::string& name, const Tensor
 Status Session::run(Context& ctx, const TensorArg* args, size_t num_inputs, const std::vector<int>& requested,
                     ExecutionReport* report) const {
   const auto t0 = std::chrono::steady_clock::now();
-  cpu::ScopedThreadPool bind_threads(threads_.get());
+  cpu::ScopedThreadPool bind_threads(pool());
   if (num_inputs != inputs_.size())
     return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs but " +
                             std::to_string(num_inputs) + " were given");
@@ -285,10 +304,24 @@ Result<std::vector<Datum>> Session::run_unplanned(const BoundFeeds& feeds, const
   return out;
 }
 
+Result<std::vector<Datum>> Session::run_inputs(const std::vector<const Datum*>& by_input, ExecutionReport* report) const {
+  cpu::ScopedThreadPool bind_threads(pool());
+  if (by_input.size() != inputs_.size())
+    return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs but " +
+                            std::to_string(by_input.size()) + " were given");
+  BoundFeeds bound;
+  bound.by_input = by_input;
+  for (size_t i = 0; i < by_input.size(); ++i)
+    if (!by_input[i]->is_tensor() || inputs_[i].type.kind != ir::TypeInfo::Kind::kTensor) bound.plannable = false;
+  if (bound.plannable) return run_pooled(bound.by_input, {}, report);
+  for (size_t i = 0; i < by_input.size(); ++i) SDX_RETURN_IF_ERROR(check_input(inputs_[i], *by_input[i]), "");
+  return run_unplanned(bound, all_outputs_, nullptr, report);
+}
+
 Result<std::vector<Datum>> Session::run(const std::vector<std::pair<std::string, Datum>>& feeds,
                                         const std::vector<std::string>& output_names, StepObserver* observer,
                                         ExecutionReport* report) const {
-  cpu::ScopedThreadPool bind_threads(threads_.get());
+  cpu::ScopedThreadPool bind_threads(pool());
   SDX_ASSIGN_OR_RETURN(std::vector<int> outs, output_positions(outputs_, output_names), "");
   SDX_ASSIGN_OR_RETURN(BoundFeeds bound, bind_feeds(*model_.graph, inputs_, feeds), "");
   // Plain tensor feeds for every input go through the planned path; anything else (an observer,

@@ -51,7 +51,12 @@ namespace sdx::runtime {
 class Session {
  public:
   // Takes a model (from api/load.h's ONNX loading, the C++ graph builder, tests).
-  static Result<std::unique_ptr<Session>> create(ir::Model model, SessionOptions options = {});
+  // optimized: model.graph is the graph optimizer's output already (a bundle's), so the optimizer does
+  // not run on it again; subgraph bodies, which it does not enter, still get options.optimizer.
+  static Result<std::unique_ptr<Session>> create(ir::Model model, SessionOptions options = {}, bool optimized = false);
+  // A subgraph body lifted to a model (runtime/body_session.h): `options` are taken as they are (no
+  // environment overlay), and calls run on the caller's intra-op pool instead of one of its own.
+  static Result<std::unique_ptr<Session>> create_body(ir::Model model, SessionOptions options);
   ~Session();
 
   // Graph inputs that are not initializers, in declaration order.
@@ -70,6 +75,10 @@ class Session {
   Result<std::vector<Datum>> run(const std::vector<std::pair<std::string, Datum>>& feeds,
                                  const std::vector<std::string>& output_names = {},
                                  StepObserver* observer = nullptr, ExecutionReport* report = nullptr) const;
+
+  // Runs on one Datum per inputs() entry, in order (a subgraph body's call): plain tensors take the
+  // planned path on a pooled context, anything else runs slot by slot. All outputs, owned by the caller.
+  Result<std::vector<Datum>> run_inputs(const std::vector<const Datum*>& by_input, ExecutionReport* report = nullptr) const;
 
   // A context for the positional path; it must not outlive the session and serves one
   // call at a time. The first one is the context bind_seeded_plans bound, when it did.
@@ -118,6 +127,8 @@ class Session {
   cpu::ThreadPool* thread_pool() const { return threads_.get(); }
   // Waits until the JIT has no compile in flight (true) or timeout_s passed (false); true without a JIT.
   bool wait_for_jit(double timeout_s) const;
+  // Subgraph bodies (of this graph, not nested ones) left interpreted at load, one line each with why.
+  const std::vector<std::string>& interpreted_bodies() const { return interpreted_bodies_; }
 
  private:
   Session() = default;
@@ -131,12 +142,17 @@ class Session {
   // run(feeds) otherwise: slot by slot in a fresh frame.
   Result<std::vector<Datum>> run_unplanned(const BoundFeeds& feeds, const std::vector<int>& outputs,
                                            StepObserver* observer, ExecutionReport* report) const;
+  // The pool calls bind: the session's own, or for a body the caller's.
+  cpu::ThreadPool* pool() const { return body_ ? cpu::current_thread_pool() : threads_.get(); }
   // Waves when inter-op parallelism is on.
   plan::CompileOptions compile_options() const { return {.waves = options_.inter_op_num_threads > 1}; }
 
 
   ir::Model model_;
   SessionOptions options_;
+  bool body_ = false;       // a subgraph body's session (create_body)
+  bool optimized_ = false;  // the graph came optimized (create)
+  std::vector<std::string> interpreted_bodies_;
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor graph_executor_;

@@ -31,6 +31,9 @@ struct SessionOptions {
   // each single-threaded, on the session's one pool, which then has
   // max(intra_op_num_threads, inter_op_num_threads) threads.
   int inter_op_num_threads = 1;
+  // If/Loop/Scan bodies lifted to models of their own and run on their own plans (runtime/body_session.h);
+  // off: interpreted node by node on every call and iteration.
+  bool subgraph_plans = true;
   // Log level: 0 = errors only, 1 = warnings, 2 = info, 3 = verbose.
   int log_level = 1;
   // The graph optimizer's controls (SDX_OPTIMIZER_*).
