@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/device.h"
 #include "backend/kernel_registry.h"
@@ -77,6 +78,17 @@ class InterpreterContext final : public backend::KernelContext {
     // Trailing optional outputs may be left off the node entirely; like omitted ones, they are dropped.
     const ir::Value* v = node_.output(i);
     if (!v) return Status::ok();
+    if (frame_.planned && d.is_tensor()) {
+      // A result made elsewhere (an If's branch) that has frozen memory of its exact type and shape goes
+      // there, so that the steps reading it can be captured against that address.
+      const Tensor& p = (*frame_.planned)[static_cast<size_t>(v->index())];
+      const Tensor& t = d.as_tensor();
+      if (p.defined() && p.raw_data() != t.raw_data() && p.dtype() == t.dtype() && p.shape() == t.shape() &&
+          dtype_is_byte_addressable(p.dtype())) {
+        if (p.nbytes()) std::memcpy(p.raw_data(), t.raw_data(), p.nbytes());
+        d = Datum::tensor(p);
+      }
+    }
     frame_.slots[static_cast<size_t>(v->index())] = std::move(d);
     return Status::ok();
   }

@@ -1,5 +1,6 @@
 // Schemas for control flow, sequence and optional operators. All are GAPs in a
-// captured plan: their output shapes depend on data or on subgraph execution.
+// captured plan: their output shapes depend on data or on subgraph execution (an If only while its
+// condition is not fixed for the input shapes).
 #include "ir/op_schema.h"
 
 namespace sdx::ir {
@@ -45,7 +46,10 @@ SDX_OP_SCHEMA(If)
     .category(kCF)
     .inputs(1, 1)
     .outputs(1, INT_MAX)
-    .data_dependent()
+    // The branch is chosen by the condition's value; with the condition fixed for a given input-shape
+    // signature (computed from shapes), each replay takes the same branch and the outputs are expected to
+    // keep their shapes: they get frozen memory, and a replay whose If changed one stops replaying.
+    .data_dependent_on({0})
     .infer(infer_if);
 SDX_OP_SCHEMA(Loop)
     .attrs({{"body", AttrType::kGraph}})
