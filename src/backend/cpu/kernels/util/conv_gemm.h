@@ -20,6 +20,7 @@
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/kernels/util/conv_util.h"
 #include "backend/cpu/gemm/gemm.h"
+#include "backend/cpu/gemm/small_m_gemm.h"
 
 namespace sdx::cpu {
 
@@ -149,9 +150,17 @@ struct ConvPlan {
   }
 
   // Elements of the im2col buffer conv_forward needs.
-  int64_t col_size() const { return pointwise ? 0 : rows * chunk; }
-  // Elements of the gemm workspace conv_forward needs.
-  int64_t workspace_size() const { return gemm_workspace_size(std::max(chunk, os), rows); }
+  int64_t col_size() const { return pointwise && !narrow() ? 0 : rows * chunk; }
+  // At most this many output positions per image (a 1-D conv over a few frames, an STFT as a strided
+  // conv) and the product runs transposed, Y^T = col^T W^T: one dot product of a column with a weight row
+  // per output (narrow_sgemm), reading W as it is, instead of packing all of W on every call for a
+  // few columns (silero v5's STFT conv, 258 x 256 weights at 4 positions: 41 -> 9 us).
+  bool narrow() const { return os <= kSmallMMaxRows; }
+  // Elements of the gemm workspace conv_forward needs (the narrow path keeps Y^T in front of its product's).
+  int64_t workspace_size() const {
+    if (!narrow()) return gemm_workspace_size(std::max(chunk, os), rows);
+    return os * Mg + gemm_workspace_size(Mg, rows);
+  }
 };
 
 // No epilogue: plain Conv (the bias loop is skipped entirely without a bias).
@@ -161,6 +170,29 @@ struct NoConvEpilogue {
     return x;
   }
 };
+
+// One (image, group) block of the narrow path: col^T [os, rows] (im2col transposed), Y^T [os, Mg] =
+// col^T W^T in front of the workspace, then Y [Mg, os]. xg: the group's first input channel.
+template <typename C>
+void conv_narrow_block(const ConvPlan& p, const C* xg, const C* wg, C* yg, C* col, C* workspace) {
+  const int64_t os = p.os, rows = p.rows, ks = p.ks;
+  for (int64_t c = 0; c < p.Cg; ++c) {
+    const C* xc = xg + c * p.is;
+    for (int64_t k = 0; k < ks; ++k) {
+      C* dst = col + c * ks + k;
+      if (p.pointwise) {
+        for (int64_t o = 0; o < os; ++o) dst[o * rows] = xc[o];
+      } else {
+        const int64_t* t = p.table.data() + k * os;
+        for (int64_t o = 0; o < os; ++o) dst[o * rows] = t[o] >= 0 ? xc[t[o]] : C(0);
+      }
+    }
+  }
+  C* yt = workspace;
+  gemm(false, true, os, p.Mg, rows, C(1), col, rows, wg, rows, C(0), yt, p.Mg, workspace + os * p.Mg);
+  for (int64_t m = 0; m < p.Mg; ++m)
+    for (int64_t o = 0; o < os; ++o) yg[m * os + o] = yt[o * p.Mg + m];
+}
 
 // y = epilogue(conv(x, w) + bias) over compute-type buffers (bias may be null). col holds
 // p.col_size() elements, workspace p.workspace_size(). The epilogue runs on each (image,
@@ -174,9 +206,11 @@ void conv_forward(const ConvPlan& p, const C* x, const C* w, const C* bias, C* y
     for (int64_t gi = 0; gi < p.G; ++gi) {
       const C* wg = w + gi * p.Mg * rows;
       C* yg = y + (n * p.M + gi * p.Mg) * os;
-      if (p.pointwise)
+      if (p.narrow()) {
+        conv_narrow_block(p, x + (n * p.C + gi * p.Cg) * is, wg, yg, col, workspace);
+      } else if (p.pointwise)
         gemm(false, false, p.Mg, os, rows, C(1), wg, rows, x + (n * p.C + gi * p.Cg) * is, os, C(0), yg, os, workspace);
-      for (int64_t o0 = 0; !p.pointwise && o0 < os; o0 += chunk) {
+      for (int64_t o0 = 0; !p.pointwise && !p.narrow() && o0 < os; o0 += chunk) {
         const int64_t cn = std::min(chunk, os - o0);
         for (int64_t c = 0; c < p.Cg; ++c) {
           const C* xc = x + (n * p.C + gi * p.Cg + c) * is;
