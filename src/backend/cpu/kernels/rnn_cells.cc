@@ -8,6 +8,9 @@
 // entry's sequence length leave its state unchanged and write zeros to Y.
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "backend/cpu/tensor/permute.h"
 #include "backend/cpu/simd/vector_ops.h"
 #include "core/tensor_values.h"
+#include "backend/frozen_step_context.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -90,8 +94,32 @@ Status parse_activations(const ir::Node& node, const std::vector<std::string>& d
 
 enum class Cell { kRnn, kGru, kLstm };
 
-// Sequences of at least this many steps read R transposed (see compute()).
-constexpr int64_t kTransposedSteps = 16;
+// Buffers of one compute() call, sized on first use: a bound call keeps its own, sized by prepare(), and
+// so allocates nothing.
+template <typename C>
+struct RnnScratch {
+  std::vector<C> x_copy, w_copy, r_copy, b_copy, p_copy, state_copy;
+  std::vector<C> hs, cs, ys, xw, hr, gated, gated_r, tmp, rt;
+  std::vector<int64_t> lens;
+  Shape y_shape, state_shape;  // of the outputs (kept: building a Shape allocates)
+};
+
+// s has exactly these dims (no Shape built, so no allocation).
+bool has_dims(const Shape& s, std::span<const int64_t> dims) {
+  if (s.rank() != static_cast<int>(dims.size())) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (s[static_cast<int>(i)] != dims[i]) return false;
+  return true;
+}
+
+// `kept` holding these dims, rebuilt only when it does not.
+const Shape& kept_shape(Shape& kept, std::span<const int64_t> dims) {
+  if (!has_dims(kept, dims)) kept = Shape(std::vector<int64_t>(dims.begin(), dims.end()));
+  return kept;
+}
+
+template <size_t K>
+using Dims = std::array<int64_t, K>;
 
 class RecurrentKernel final : public backend::Kernel {
  public:
@@ -120,14 +148,71 @@ class RecurrentKernel final : public backend::Kernel {
   Status run(backend::KernelContext& ctx) const override {
     return dispatch<SDX_FLOAT_TYPES>(ctx.input(0).dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      return compute<T>(ctx);
+      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      RnnScratch<C> scratch;
+      return compute<T, C>(ctx, scratch, nullptr, nullptr);
     }, ctx.node().op_type());
   }
 
+  // float32 with constant W and R and no sequence_lens: R^T made once here, buffers sized once; the call
+  // then runs compute() on the frozen buffers with the same arithmetic as run() (bitwise its results).
+  Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& p) const override {
+    using Declined = std::unique_ptr<backend::BoundKernel>;
+    if (!p.has_input(0) || !p.has_input(1) || !p.has_input(2) || p.has_input(4)) return Declined();
+    if (!p.input_is_constant(1) || !p.input_is_constant(2)) return Declined();
+    const Tensor& x = p.input(0);
+    const Tensor& r = p.input(2);
+    if (x.dtype() != DType::kFloat32 || x.rank() != 3 || r.dtype() != DType::kFloat32 || r.rank() != 3) return Declined();
+    const int64_t S = layout_ ? x.shape()[1] : x.shape()[0], N = layout_ ? x.shape()[0] : x.shape()[1];
+    const int64_t H = r.shape()[2], G = gates_, D = dirs_;
+    if (r.shape() != Shape{D, G * H, H}) return Declined();  // run() names what is wrong
+    // The frozen outputs must be what run() makes.
+    const Shape y_shape = layout_ ? Shape{N, S, D, H} : Shape{S, D, N, H}, state = layout_ ? Shape{N, D, H} : Shape{D, N, H};
+    for (int i = 0; i < p.num_outputs(); ++i) {
+      if (!p.wants_output(i)) continue;
+      if (i > (cell_ == Cell::kLstm ? 2 : 1)) return Declined();
+      if (p.output(i).dtype() != DType::kFloat32 || p.output(i).shape() != (i == 0 ? y_shape : state)) return Declined();
+    }
+    struct Bound {
+      backend::FrozenStepContext ctx;
+      RnnScratch<float> scratch;
+      explicit Bound(const backend::PrepareContext& p) : ctx(p) {}
+    };
+    auto b = std::make_shared<Bound>(p);
+    b->scratch.rt.resize(static_cast<size_t>(D * G * H * H));
+    const PermutePlan transpose_r = PermutePlan::make({H, G * H}, {1, H});
+    for (int64_t d = 0; d < D; ++d)
+      permute(transpose_r, r.data<float>() + d * G * H * H, b->scratch.rt.data() + d * G * H * H);
+    size_scratch(b->scratch, S, N, H, p.has_input(3));
+    b->scratch.y_shape = y_shape;
+    b->scratch.state_shape = state;
+    return backend::bind_call([this, b] { return compute<float, float>(b->ctx, b->scratch, b->scratch.rt.data(), &b->ctx); });
+  }
+
  private:
-  template <typename T>
-  Status compute(backend::KernelContext& ctx) const {
-    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  // Every buffer compute() sizes, at its size for these dimensions (a bound call's first run then
+  // allocates nothing either).
+  template <typename C>
+  void size_scratch(RnnScratch<C>& s, int64_t S, int64_t N, int64_t H, bool has_b) const {
+    const int64_t G = gates_, D = dirs_;
+    s.lens.reserve(static_cast<size_t>(N));
+    if (!has_b) s.b_copy.reserve(static_cast<size_t>(D * 2 * G * H));
+    s.hs.reserve(static_cast<size_t>(D * N * H));
+    if (cell_ == Cell::kLstm) s.cs.reserve(static_cast<size_t>(D * N * H));
+    s.ys.reserve(static_cast<size_t>(S * D * N * H));
+    s.xw.reserve(static_cast<size_t>(S * N * G * H));
+    s.hr.reserve(static_cast<size_t>(N * G * H));
+    if (cell_ == Cell::kGru) {
+      s.gated.reserve(static_cast<size_t>(N * H));
+      s.gated_r.reserve(static_cast<size_t>(N * H));
+    }
+    s.tmp.reserve(static_cast<size_t>((G + 1) * H));
+  }
+
+  // rt_all: R^T per direction ([D][H, G*H]) made by prepare(), or null: made here. frozen: the bound
+  // call's context (outputs written through output_data), or null.
+  template <typename T, typename C>
+  Status compute(backend::KernelContext& ctx, RnnScratch<C>& sc, const C* rt_all, backend::FrozenStepContext* frozen) const {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor& r = ctx.input(2);
@@ -139,22 +224,26 @@ class RecurrentKernel final : public backend::Kernel {
     const int64_t G = gates_, D = dirs_;
     if (hidden_ > 0 && H != hidden_) return invalid_argument("R's last dim " + std::to_string(H) + " differs from hidden_size");
     if (w.dtype() != x.dtype() || r.dtype() != x.dtype()) return invalid_argument("W and R must have the type of X");
-    if (w.shape() != Shape{D, G * H, I}) return invalid_argument("W must be " + Shape{D, G * H, I}.to_string() + ", got " + w.shape().to_string());
-    if (r.shape() != Shape{D, G * H, H}) return invalid_argument("R must be " + Shape{D, G * H, H}.to_string() + ", got " + r.shape().to_string());
-    auto check = [&](int i, const Shape& want, const char* name) -> Status {
+    if (!has_dims(w.shape(), Dims<3>{D, G * H, I}))
+      return invalid_argument("W must be " + Shape{D, G * H, I}.to_string() + ", got " + w.shape().to_string());
+    if (!has_dims(r.shape(), Dims<3>{D, G * H, H}))
+      return invalid_argument("R must be " + Shape{D, G * H, H}.to_string() + ", got " + r.shape().to_string());
+    auto check = [&](int i, std::span<const int64_t> want, const char* name) -> Status {
       if (!ctx.has_input(i)) return Status::ok();
-      if (ctx.input(i).shape() != want || ctx.input(i).dtype() != x.dtype())
-        return invalid_argument(std::string(name) + " must be " + want.to_string() + " of X's type, got " + ctx.input(i).shape().to_string());
+      if (!has_dims(ctx.input(i).shape(), want) || ctx.input(i).dtype() != x.dtype())
+        return invalid_argument(std::string(name) + " must be " + Shape(std::vector<int64_t>(want.begin(), want.end())).to_string() +
+                                " of X's type, got " + ctx.input(i).shape().to_string());
       return Status::ok();
     };
-    const Shape state_shape = layout_ ? Shape{N, D, H} : Shape{D, N, H};
-    SDX_RETURN_IF_ERROR(check(3, Shape{D, 2 * G * H}, "B"), "");
-    SDX_RETURN_IF_ERROR(check(5, state_shape, "initial_h"), "");
+    const Dims<3> state_dims = layout_ ? Dims<3>{N, D, H} : Dims<3>{D, N, H};
+    SDX_RETURN_IF_ERROR(check(3, Dims<2>{D, 2 * G * H}, "B"), "");
+    SDX_RETURN_IF_ERROR(check(5, state_dims, "initial_h"), "");
     if (cell_ == Cell::kLstm) {
-      SDX_RETURN_IF_ERROR(check(6, state_shape, "initial_c"), "");
-      SDX_RETURN_IF_ERROR(check(7, Shape{D, 3 * H}, "P"), "");
+      SDX_RETURN_IF_ERROR(check(6, state_dims, "initial_c"), "");
+      SDX_RETURN_IF_ERROR(check(7, Dims<2>{D, 3 * H}, "P"), "");
     }
-    std::vector<int64_t> lens(static_cast<size_t>(N), S);
+    std::vector<int64_t>& lens = sc.lens;
+    lens.assign(static_cast<size_t>(N), S);
     if (ctx.has_input(4)) {
       Result<std::vector<int64_t>> l = read_int64s(ctx.input(4), "sequence_lens", IntTypes::kInt32Or64);
       if (!l.is_ok() || static_cast<int64_t>(l.value().size()) != N)
@@ -164,43 +253,49 @@ class RecurrentKernel final : public backend::Kernel {
         if (l < 0 || l > S) return out_of_range("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(S) + "]");
     }
     // X, W, R, B and P as C: read in place when they already are (float32, float64), copied otherwise.
-    std::vector<C> x_copy, w_copy, r_copy, b_copy, p_copy;
-    const C* xs = seq::widened<T, C>(x, x_copy);
-    const C* ws = seq::widened<T, C>(w, w_copy);
-    const C* rs = seq::widened<T, C>(r, r_copy);
-    if (!ctx.has_input(3)) b_copy.assign(static_cast<size_t>(D * 2 * G * H), C(0));
-    const C* bs = ctx.has_input(3) ? seq::widened<T, C>(ctx.input(3), b_copy) : b_copy.data();
+    const C* xs = seq::widened<T, C>(x, sc.x_copy);
+    const C* ws = seq::widened<T, C>(w, sc.w_copy);
+    const C* rs = seq::widened<T, C>(r, sc.r_copy);
+    if (!ctx.has_input(3)) sc.b_copy.assign(static_cast<size_t>(D * 2 * G * H), C(0));
+    const C* bs = ctx.has_input(3) ? seq::widened<T, C>(ctx.input(3), sc.b_copy) : sc.b_copy.data();
     const bool has_p = cell_ == Cell::kLstm && ctx.has_input(7);
-    const C* ps = has_p ? seq::widened<T, C>(ctx.input(7), p_copy) : nullptr;
+    const C* ps = has_p ? seq::widened<T, C>(ctx.input(7), sc.p_copy) : nullptr;
     // States in [dirs, batch, H] regardless of layout.
-    auto load_state = [&](int i) {
-      std::vector<C> s(static_cast<size_t>(D * N * H), C(0));
-      if (!ctx.has_input(i)) return s;
-      const std::vector<C> raw = seq::widen<T, C>(ctx.input(i));
+    auto load_state = [&](int i, std::vector<C>& s) {
+      s.assign(static_cast<size_t>(D * N * H), C(0));
+      if (!ctx.has_input(i)) return;
+      const C* raw = seq::widened<T, C>(ctx.input(i), sc.state_copy);
       for (int64_t d = 0; d < D; ++d)
         for (int64_t n = 0; n < N; ++n)
           for (int64_t h = 0; h < H; ++h)
             s[static_cast<size_t>((d * N + n) * H + h)] = raw[static_cast<size_t>(layout_ ? (n * D + d) * H + h : (d * N + n) * H + h)];
-      return s;
     };
-    std::vector<C> hs = load_state(5);
-    std::vector<C> cs = cell_ == Cell::kLstm ? load_state(6) : std::vector<C>();
-    std::vector<C> ys(static_cast<size_t>(S * D * N * H), C(0));  // [seq, dirs, batch, H]
+    std::vector<C>& hs = sc.hs;
+    std::vector<C>& cs = sc.cs;
+    load_state(5, hs);
+    if (cell_ == Cell::kLstm) load_state(6, cs);
+    std::vector<C>& ys = sc.ys;  // [seq, dirs, batch, H]
+    ys.assign(static_cast<size_t>(S * D * N * H), C(0));
 
     const size_t na = acts_.size() / static_cast<size_t>(D);
     // Input projections for all time steps at once: xw[row] = W x[row] + Wb, rows in
     // X's own order. Each step then needs one GEMM for R h over the whole batch.
-    std::vector<C> xw(static_cast<size_t>(S * N * G * H)), hr(static_cast<size_t>(N * G * H));
-    std::vector<C> gated(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0), gated_r(gated.size());
-    std::vector<C> tmp(static_cast<size_t>((G + 1) * H));
+    std::vector<C>& xw = sc.xw;
+    std::vector<C>& hr = sc.hr;
+    xw.resize(static_cast<size_t>(S * N * G * H));
+    hr.resize(static_cast<size_t>(N * G * H));
+    std::vector<C>& gated = sc.gated;
+    std::vector<C>& gated_r = sc.gated_r;
+    gated.resize(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0);
+    gated_r.resize(gated.size());
+    std::vector<C>& tmp = sc.tmp;
+    tmp.resize(static_cast<size_t>((G + 1) * H));
     // R^T [H, G*H] of the direction: the step's R h is then a product with contiguous weight rows,
     // which at batch <= 8 is the small-M kernel's (gemm.h: one pass over R, accumulators in
-    // registers), not one dot product per output element. The transposition is made on every call
-    // (no bound form yet) and costs about as much as 13 such steps (romanizer_gru_encoder, perf): it
-    // pays from kTransposedSteps steps on; shorter sequences read R as it is.
-    const bool transposed = S >= kTransposedSteps;
-    std::vector<C> rt(transposed ? static_cast<size_t>(G * H * H) : 0);
-    const PermutePlan transpose_r = PermutePlan::make({H, G * H}, {1, H});
+    // registers), not one dot product per output element. The bound form (prepare) transposes R once;
+    // run() transposes it on every call (about 13 steps' worth, romanizer_gru_encoder) so that its
+    // results are bitwise the replay's.
+    if (!rt_all) sc.rt.resize(static_cast<size_t>(G * H * H));
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = reverse_ || d == 1;
       const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
@@ -213,12 +308,10 @@ class RecurrentKernel final : public backend::Kernel {
       gemm(false, true, S * N, G * H, I, C(1), xs, I, ws + d * G * H * I, I, C(0), xw.data(), G * H);
       for (int64_t row = 0; row < S * N; ++row)
         for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
-      if (transposed) permute(transpose_r, rd, rt.data());
+      const C* rt = rt_all ? rt_all + d * G * H * H : sc.rt.data();
+      if (!rt_all) permute(PermutePlan::make({H, G * H}, {1, H}), rd, sc.rt.data());
       for (int64_t step = 0; step < S; ++step) {
-        if (transposed)
-          gemm(false, false, N, G * H, H, C(1), hd, H, rt.data(), G * H, C(0), hr.data(), G * H);
-        else
-          gemm(false, true, N, G * H, H, C(1), hd, H, rd, H, C(0), hr.data(), G * H);
+        gemm(false, false, N, G * H, H, C(1), hd, H, rt, G * H, C(0), hr.data(), G * H);
         for (int64_t n = 0; n < N; ++n)
           for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
         if (cell_ == Cell::kGru && !linear_before_reset_) {
@@ -236,10 +329,7 @@ class RecurrentKernel final : public backend::Kernel {
             apply_row(act[0], gn, H);
             for (int64_t j = 0; j < H; ++j) gn[j] *= hd[n * H + j];
           }
-          if (transposed)
-            gemm(false, false, N, H, H, C(1), gated.data(), H, rt.data() + 2 * H, G * H, C(0), gated_r.data(), H);
-          else
-            gemm(false, true, N, H, H, C(1), gated.data(), H, rd + 2 * H * H, H, C(0), gated_r.data(), H);
+          gemm(false, false, N, H, H, C(1), gated.data(), H, rt + 2 * H, G * H, C(0), gated_r.data(), H);
         }
         for (int64_t n = 0; n < N; ++n) {
           const int64_t len = lens[static_cast<size_t>(n)];
@@ -252,7 +342,7 @@ class RecurrentKernel final : public backend::Kernel {
         }
       }
     }
-    return write_outputs<T, C>(ctx, ys, hs, cs, S, N, H);
+    return write_outputs<T, C>(ctx, frozen, sc, S, N, H);
   }
 
   template <typename C>
@@ -323,28 +413,42 @@ class RecurrentKernel final : public backend::Kernel {
   }
 
   template <typename T, typename C>
-  Status write_outputs(backend::KernelContext& ctx, const std::vector<C>& ys, const std::vector<C>& hs, const std::vector<C>& cs,
-                       int64_t S, int64_t N, int64_t H) const {
+  Status write_outputs(backend::KernelContext& ctx, const backend::FrozenStepContext* frozen, RnnScratch<C>& sc, int64_t S,
+                       int64_t N, int64_t H) const {
+    const std::vector<C>& ys = sc.ys;
+    const std::vector<C>& hs = sc.hs;
+    const std::vector<C>& cs = sc.cs;
     const int64_t D = dirs_;
     const DType dt = ctx.input(0).dtype();
     auto wants = [&](int i) { return i < ctx.num_outputs() && ctx.wants_output(i); };
+    // Output i's elements: the frozen buffer (bound), or a new output.
+    auto output = [&](int i, const Shape& shape) -> Result<T*> {
+      if (frozen) {
+        SDX_ASSIGN_OR_RETURN(void* p, frozen->output_data(i, dt, shape), "");
+        return static_cast<T*>(p);
+      }
+      SDX_ASSIGN_OR_RETURN(Tensor t, ctx.allocate_output(i, dt, shape), "");
+      return t.data<T>();
+    };
     if (wants(0)) {
-      SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, dt, layout_ ? Shape{N, S, D, H} : Shape{S, D, N, H}), "Y");
+      const Shape& y_shape = kept_shape(sc.y_shape, layout_ ? Dims<4>{N, S, D, H} : Dims<4>{S, D, N, H});
+      SDX_ASSIGN_OR_RETURN(T* y, output(0, y_shape), "Y");
       for (int64_t t = 0; t < S; ++t)
         for (int64_t d = 0; d < D; ++d)
           for (int64_t n = 0; n < N; ++n)
             for (int64_t h = 0; h < H; ++h) {
               const int64_t dst = layout_ ? ((n * S + t) * D + d) * H + h : ((t * D + d) * N + n) * H + h;
-              y.data<T>()[dst] = store_as<T, C>(ys[static_cast<size_t>(((t * D + d) * N + n) * H + h)]);
+              y[dst] = store_as<T, C>(ys[static_cast<size_t>(((t * D + d) * N + n) * H + h)]);
             }
     }
     auto write_state = [&](int i, const std::vector<C>& s, const char* name) -> Status {
       if (!wants(i)) return Status::ok();
-      SDX_ASSIGN_OR_RETURN(Tensor o, ctx.allocate_output(i, dt, layout_ ? Shape{N, D, H} : Shape{D, N, H}), name);
+      const Shape& shape = kept_shape(sc.state_shape, layout_ ? Dims<3>{N, D, H} : Dims<3>{D, N, H});
+      SDX_ASSIGN_OR_RETURN(T* o, output(i, shape), name);
       for (int64_t d = 0; d < D; ++d)
         for (int64_t n = 0; n < N; ++n)
           for (int64_t h = 0; h < H; ++h)
-            o.data<T>()[layout_ ? (n * D + d) * H + h : (d * N + n) * H + h] = store_as<T, C>(s[static_cast<size_t>((d * N + n) * H + h)]);
+            o[layout_ ? (n * D + d) * H + h : (d * N + n) * H + h] = store_as<T, C>(s[static_cast<size_t>((d * N + n) * H + h)]);
       return Status::ok();
     };
     SDX_RETURN_IF_ERROR(write_state(1, hs, "Y_h"), "");

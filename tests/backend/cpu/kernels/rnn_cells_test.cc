@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bound_test_util.h"
 #include "kernel_test_util.h"
 
 namespace sdx::test {
@@ -36,7 +37,7 @@ TEST(RecurrentKernel, SequenceLensStopsEarly) {
   expect_near((*ys)[0], {std::tanh(1.0f), 0.0f});
 }
 
-// float32 runs its activations as vector rows (simd sigmoid/tanh) and R h on the small-M kernel; float64
+// float32 runs its activations as vector rows (simd sigmoid/tanh) and R h on the small-M kernel (R^T); float64
 // runs them per element in double: the two agree within float rounding, for every cell and option
 // (bidirectional, sequence_lens, peepholes, clip, input_forget, linear_before_reset 0 and 1, layout 1,
 // batch 3, hidden sizes that are not multiples of a vector).
@@ -56,7 +57,7 @@ TEST(RecurrentKernel, Float32AgreesWithFloat64) {
       {"GRU", "layout 1", 3, {attr_i("layout", 1)}},
   };
   const int64_t N = 3, I = 5, H = 19;
-  for (int64_t S : {7, 20}) {  // R as it is, and R transposed (from 16 steps on)
+  for (int64_t S : {7, 20}) {
     SCOPED_TRACE(S);
     std::mt19937 gen(7);
     std::uniform_real_distribution<float> dist(-0.8f, 0.8f);
@@ -102,6 +103,61 @@ TEST(RecurrentKernel, Float32AgreesWithFloat64) {
       }
     }
   }
+}
+
+// The bound form (float32, W and R constant: R^T made once) computes bitwise what run() computes and
+// allocates nothing, for every cell, both directions, with and without B, initial states and peepholes,
+// batch 1 (the small-M step) and 3, an input projection over more than 8 rows (the blocked product),
+// layout 1, and H not a multiple of a vector. With sequence_lens or a non-constant R it declines.
+TEST(RecurrentKernel, BoundFormMatchesRunWithoutAllocating) {
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> dist(-0.8f, 0.8f);
+  auto rand = [&](std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> f(static_cast<size_t>(n));
+    for (float& v : f) v = dist(gen);
+    return f32(f, dims);
+  };
+  struct Case {
+    std::string op;
+    int gates;
+    int64_t S, N, D;
+    bool layout1, full;  // full: B, initial states (and LSTM's P) given
+    std::vector<ir::Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"GRU", 3, 12, 1, 2, false, true, {attr_i("linear_before_reset", 1), attr_s("direction", "bidirectional")}},
+      {"GRU", 3, 5, 3, 1, false, false, {}},
+      {"LSTM", 4, 9, 1, 2, false, true, {attr_s("direction", "bidirectional")}},
+      {"LSTM", 4, 4, 2, 1, true, true, {attr_i("layout", 1)}},
+      {"RNN", 1, 6, 1, 1, false, false, {attr_s("direction", "reverse")}},
+  };
+  const int64_t I = 7, H = 19;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " S=" + std::to_string(c.S) + " N=" + std::to_string(c.N));
+    std::vector<ir::Attribute> attrs = c.attrs;
+    attrs.push_back(attr_i("hidden_size", H));
+    const int64_t G = c.gates;
+    std::vector<Tensor> in = {rand(c.layout1 ? std::vector<int64_t>{c.N, c.S, I} : std::vector<int64_t>{c.S, c.N, I}),
+                              rand({c.D, G * H, I}), rand({c.D, G * H, H})};
+    std::vector<int> constant = {1, 2};
+    if (c.full) {
+      const std::vector<int64_t> state = c.layout1 ? std::vector<int64_t>{c.N, c.D, H} : std::vector<int64_t>{c.D, c.N, H};
+      in.insert(in.end(), {rand({c.D, 2 * G * H}), Tensor(), rand(state)});
+      constant.push_back(3);
+      if (c.op == "LSTM") in.insert(in.end(), {rand(state), rand({c.D, 3 * H})});
+    }
+    const int outs = c.op == "LSTM" ? 3 : 2;
+    expect_bound_matches({.op = c.op, .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = outs}, constant);
+  }
+  // sequence_lens, or R that changes between calls: run() serves those.
+  const std::vector<ir::Attribute> attrs = {attr_i("hidden_size", H)};
+  std::vector<Tensor> in = {rand({3, 2, I}), rand({1, 3 * H, I}), rand({1, 3 * H, H}), Tensor(),
+                            make<int32_t>(DType::kInt32, {3, 1}, {2})};
+  expect_no_bound_form({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1, 2});
+  in.resize(3);
+  expect_no_bound_form({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1});
 }
 
 TEST(RecurrentKernel, RejectsBadWeightShape) {
