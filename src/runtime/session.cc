@@ -309,12 +309,14 @@ Result<std::vector<Datum>> Session::run_inputs(const std::vector<const Datum*>& 
   if (by_input.size() != inputs_.size())
     return invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs but " +
                             std::to_string(by_input.size()) + " were given");
-  BoundFeeds bound;
-  bound.by_input = by_input;
+  bool plannable = true;
   for (size_t i = 0; i < by_input.size(); ++i)
-    if (!by_input[i]->is_tensor() || inputs_[i].type.kind != ir::TypeInfo::Kind::kTensor) bound.plannable = false;
-  if (bound.plannable) return run_pooled(bound.by_input, {}, report);
+    if (!by_input[i]->is_tensor() || inputs_[i].type.kind != ir::TypeInfo::Kind::kTensor) plannable = false;
+  if (plannable) return run_pooled(by_input, {}, report);
   for (size_t i = 0; i < by_input.size(); ++i) SDX_RETURN_IF_ERROR(check_input(inputs_[i], *by_input[i]), "");
+  BoundFeeds bound;  // the slot-by-slot path's form (a copy of the pointers)
+  bound.by_input = by_input;
+  bound.plannable = false;
   return run_unplanned(bound, all_outputs_, nullptr, report);
 }
 
