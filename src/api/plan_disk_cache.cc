@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +20,7 @@
 #include "backend/packed_weights.h"
 #include "core/fnv1a.h"
 #include "core/version.h"
+#include "core/xxh3.h"
 #include "frontend/bundle/bundle_format.h"
 #include "backend/cpu/jit/cache_permissions.h"
 #include "backend/cpu/jit/disk_cache.h"
@@ -168,7 +168,7 @@ std::shared_ptr<PlanDiskCache> PlanDiskCache::open(const runtime::SessionOptions
 }
 
 std::string PlanDiskCache::key(std::string_view model_bytes, const runtime::SessionOptions& options) {
-  const std::string text = "model=" + hex64(XXH3_64bits(model_bytes.data(), model_bytes.size())) + ";" + options_fingerprint(options) +
+  const std::string text = "model=" + hex64(xxh3_64(model_bytes.data(), model_bytes.size())) + ";" + options_fingerprint(options) +
                            ";sdx=" + version() + ";build=" + build_id() + ";isa=" + cpu::simd::isa_name(cpu::simd::detected_isa()) +
                            ";bundle=" + std::to_string(bundle::kBundleFormatVersion);
   return hex64(fnv1a64(text));
