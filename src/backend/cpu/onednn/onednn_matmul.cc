@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -35,25 +40,109 @@ constexpr int64_t kMinMacsPerThread = int64_t{1} << 18;
 // objects (handles set per call) and scratchpad.
 struct Piece {
   int64_t m0 = 0, rows = 0;
-  size_t prim = 0;  // index into Impl::prims
+  size_t prim = 0;  // index into Primitives::prims
   memory src, weights, bias, dst, scratch;
   AlignedBuffer scratch_buf;
 };
+
+// What make() derives from (M, K, N, epilogue, bias, threads) alone: the piece geometry and one matmul
+// primitive per distinct piece row count, with the packed weight layout they share. Shared by every
+// OneDnnMatMul of that key in the process (shared_primitives): a primitive is stateless and may run on
+// several threads at once (scratchpads are the pieces' own). Creating a primitive descriptor takes oneDNN
+// ~100 us (it tries its implementations in turn; its primitive cache only skips the code generation after
+// that), so a BERT-style encoder whose layers repeat four products paid it 16 times on every load; now 4.
+struct Primitives {
+  int64_t pieces_per_chunk = 1, num_pieces = 0;
+  std::vector<dnnl::matmul> prims;
+  std::vector<int64_t> prim_rows;
+  std::vector<memory::desc> scratchpads;  // parallel to prims
+  memory::desc w_packed_md;
+};
+
+std::shared_ptr<const Primitives> build_primitives(int64_t M, int64_t K, int64_t N, const dnnl::post_ops& ops,
+                                                   bool has_bias, int64_t threads) {
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  auto out = std::make_shared<Primitives>();
+  Primitives& c = *out;
+  // Pieces: `threads` chunks of equal row counts (within one), each cut into pieces_per_chunk pieces,
+  // so parallel_for hands every thread the same number of pieces.
+  const int64_t chunk_rows = (M + threads - 1) / threads;
+  const int64_t piece_rows = std::min(chunk_rows, std::max(kMinPieceRows, kPieceElements / N));
+  c.pieces_per_chunk = (chunk_rows + piece_rows - 1) / piece_rows;
+  c.num_pieces = std::min(M, threads * c.pieces_per_chunk);
+  const memory::desc w_any({K, N}, kF32, memory::format_tag::any);
+  const memory::desc b_md = has_bias ? memory::desc({1, N}, kF32, memory::format_tag::ab) : memory::desc();
+  for (int64_t j = 0; j < c.num_pieces; ++j) {
+    const int64_t rows = M * (j + 1) / c.num_pieces - M * j / c.num_pieces;
+    if (std::find(c.prim_rows.begin(), c.prim_rows.end(), rows) != c.prim_rows.end()) continue;
+    const memory::desc src_md({rows, K}, kF32, memory::format_tag::ab);
+    const memory::desc dst_md({rows, N}, kF32, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, b_md, dst_md), attr, onednn_engine());
+    // Only oneDNN's brgemm kernel reads prepacked weights; its gemm-based and reference kernels
+    // would be no faster than OpenBLAS.
+    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return nullptr;
+    // One packed W serves every piece: their primitives must agree on its layout.
+    if (c.prims.empty()) c.w_packed_md = pd.weights_desc();
+    if (!(pd.weights_desc() == c.w_packed_md)) return nullptr;
+    c.prims.emplace_back(pd);
+    c.prim_rows.push_back(rows);
+    c.scratchpads.push_back(pd.scratchpad_desc());
+  }
+  return out;
+}
+
+// The process's primitive sets by key (null: oneDNN has no usable kernel for the key). The mutex
+// publishes an entry to the threads that find it. Bounded: past kMaxEntries the oldest key is dropped
+// (OneDnnMatMuls built from it keep their shared_ptr). Never destroyed: at exit oneDNN's own statics may
+// be gone before these would be.
+std::shared_ptr<const Primitives> shared_primitives(int64_t M, int64_t K, int64_t N, const FusedActivation& act,
+                                                    const dnnl::post_ops& ops, bool act_in_dnnl, bool has_bias,
+                                                    int64_t threads) {
+  constexpr size_t kMaxEntries = 256;
+  static std::mutex& mu = *new std::mutex;
+  static auto& entries = *new std::map<std::string, std::shared_ptr<const Primitives>>;
+  static auto& order = *new std::deque<std::string>;
+  // The post-ops are the activation's only part in the primitive; LeakyRelu's alpha is its one parameter.
+  float alpha = 0;
+  if (act_in_dnnl && act.kind() == FusedActivation::Kind::kLeakyRelu)
+    act.visit([&](auto f) {
+      if constexpr (std::is_same_v<decltype(f), LeakyReluOp>) alpha = f.alpha;
+    });
+  std::string key = std::to_string(M) + "," + std::to_string(K) + "," + std::to_string(N) + "," +
+                    std::to_string(has_bias) + "," + std::to_string(threads) + "," +
+                    std::to_string(act_in_dnnl ? static_cast<int>(act.kind()) : -1) + "," + std::to_string(alpha);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = entries.find(key); it != entries.end()) return it->second;
+  }
+  std::shared_ptr<const Primitives> built = build_primitives(M, K, N, ops, has_bias, threads);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = entries.emplace(key, built);
+  if (inserted) {
+    order.push_back(key);
+    if (order.size() > kMaxEntries) {
+      entries.erase(order.front());
+      order.pop_front();
+    }
+  }
+  return it->second;
+}
 
 }  // namespace
 
 struct OneDnnMatMul::Impl {
   int64_t M = 0, K = 0, N = 0;
-  int64_t pieces_per_chunk = 1;
   bool act_in_dnnl = true;
   FusedActivation act;
-  std::vector<dnnl::matmul> prims;
-  std::vector<int64_t> prim_rows;
+  std::shared_ptr<const Primitives> p;
   std::vector<Piece> pieces;
-  // W as the caller stores it, its packed copy (one for every piece) and the reorder between them.
+  // W as the caller stores it, its packed copy (one for every piece) and the reorder between them
+  // (created when W is packed here, not when a bundle's packed bytes are adopted).
   AlignedBuffer w_buf;
   memory w_user, w_packed;
-  dnnl::reorder pack;
+  std::optional<dnnl::reorder> pack;
 };
 
 OneDnnMatMul::OneDnnMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -74,55 +163,29 @@ std::unique_ptr<OneDnnMatMul> OneDnnMatMul::make(int64_t M, int64_t K, int64_t N
     c.act = act;
     dnnl::post_ops ops;
     c.act_in_dnnl = append_exact_post_op(act, ops);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-
-    // Pieces: `threads` chunks of equal row counts (within one), each cut into pieces_per_chunk
-    // pieces, so parallel_for hands every thread the same number of pieces.
     const int64_t threads = std::clamp<int64_t>(M * K * N / kMinMacsPerThread, 1, current_num_threads());
-    const int64_t chunk_rows = (M + threads - 1) / threads;
-    const int64_t piece_rows = std::min(chunk_rows, std::max(kMinPieceRows, kPieceElements / N));
-    c.pieces_per_chunk = (chunk_rows + piece_rows - 1) / piece_rows;
-    const int64_t num_pieces = std::min(M, threads * c.pieces_per_chunk);
-
-    const memory::desc w_any({K, N}, kF32, memory::format_tag::any);
+    c.p = shared_primitives(M, K, N, act, ops, c.act_in_dnnl, has_bias, threads);
+    if (!c.p) return nullptr;
     const memory::desc b_md = has_bias ? memory::desc({1, N}, kF32, memory::format_tag::ab) : memory::desc();
-    memory::desc w_packed_md;
-    std::vector<dnnl::matmul::primitive_desc> pds;  // parallel to c.prims
-    for (int64_t j = 0; j < num_pieces; ++j) {
+    for (int64_t j = 0; j < c.p->num_pieces; ++j) {
       Piece p;
-      p.m0 = M * j / num_pieces;
-      p.rows = M * (j + 1) / num_pieces - p.m0;
-      const memory::desc src_md({p.rows, K}, kF32, memory::format_tag::ab);
-      const memory::desc dst_md({p.rows, N}, kF32, memory::format_tag::ab);
-      p.prim = static_cast<size_t>(std::find(c.prim_rows.begin(), c.prim_rows.end(), p.rows) - c.prim_rows.begin());
-      if (p.prim == c.prims.size()) {
-        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, b_md, dst_md), attr, onednn_engine());
-        // Only oneDNN's brgemm kernel reads prepacked weights; its gemm-based and reference kernels
-        // would be no faster than OpenBLAS.
-        if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return nullptr;
-        // One packed W serves every piece: their primitives must agree on its layout.
-        if (j == 0) w_packed_md = pd.weights_desc();
-        if (!(pd.weights_desc() == w_packed_md)) return nullptr;
-        c.prims.emplace_back(pd);
-        c.prim_rows.push_back(p.rows);
-        pds.push_back(pd);
-      }
-      const dnnl::matmul::primitive_desc& pd = pds[p.prim];
-      p.scratch_buf = AlignedBuffer(pd.scratchpad_desc().get_size());
-      if (!p.scratch_buf.ok_for(pd.scratchpad_desc().get_size())) return nullptr;
-      p.src = memory(src_md, onednn_engine(), DNNL_MEMORY_NONE);
-      p.dst = memory(dst_md, onednn_engine(), DNNL_MEMORY_NONE);
+      p.m0 = M * j / c.p->num_pieces;
+      p.rows = M * (j + 1) / c.p->num_pieces - p.m0;
+      p.prim = static_cast<size_t>(std::find(c.p->prim_rows.begin(), c.p->prim_rows.end(), p.rows) -
+                                   c.p->prim_rows.begin());
+      const memory::desc& scratchpad = c.p->scratchpads[p.prim];
+      p.scratch_buf = AlignedBuffer(scratchpad.get_size());
+      if (!p.scratch_buf.ok_for(scratchpad.get_size())) return nullptr;
+      p.src = memory(memory::desc({p.rows, K}, kF32, memory::format_tag::ab), onednn_engine(), DNNL_MEMORY_NONE);
+      p.dst = memory(memory::desc({p.rows, N}, kF32, memory::format_tag::ab), onednn_engine(), DNNL_MEMORY_NONE);
       if (has_bias) p.bias = memory(b_md, onednn_engine(), DNNL_MEMORY_NONE);
-      p.scratch = memory(pd.scratchpad_desc(), onednn_engine(), p.scratch_buf.data());
+      p.scratch = memory(scratchpad, onednn_engine(), p.scratch_buf.data());
       c.pieces.push_back(std::move(p));
     }
     // The packed W's memory is set by pack_weights (a buffer of its own, or bytes a bundle holds).
-    c.w_packed = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
-    for (Piece& p : c.pieces) p.weights = memory(w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
+    c.w_packed = memory(c.p->w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
+    for (Piece& p : c.pieces) p.weights = memory(c.p->w_packed_md, onednn_engine(), DNNL_MEMORY_NONE);
     c.w_user = memory(memory::desc({K, N}, kF32, memory::format_tag::ab), onednn_engine(), DNNL_MEMORY_NONE);
-    c.pack = dnnl::reorder(c.w_user, c.w_packed);
     return std::unique_ptr<OneDnnMatMul>(new OneDnnMatMul(std::move(impl)));
   } catch (const dnnl::error&) {
     return nullptr;
@@ -135,7 +198,12 @@ Status OneDnnMatMul::pack_weights(const float* w, const backend::PackedWeightsRe
   c.w_user.set_data_handle(const_cast<float*>(w));
   const std::string key = packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
   if (!pack_or_adopt(packed.store, key, c.w_packed, c.w_buf, [&] {
-        return execute(c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+        try {
+          if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
+        } catch (const dnnl::error&) {
+          return false;
+        }
+        return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
       }))
     return internal_error("oneDNN weight reorder failed");
   // Every piece reads the one packed W, wherever it now lives.
@@ -154,11 +222,11 @@ Status OneDnnMatMul::run(const float* x, const float* bias, float* y) const {
   }
   // Set by any failing chunk; read after parallel_for returns, which makes the chunks' writes visible.
   std::atomic<bool> ok{true};
-  parallel_for(static_cast<int64_t>(c.pieces.size()), c.pieces_per_chunk, [&](int64_t b, int64_t e) {
+  parallel_for(static_cast<int64_t>(c.pieces.size()), c.p->pieces_per_chunk, [&](int64_t b, int64_t e) {
     OneDnnSingleThread one;
     for (int64_t j = b; j < e; ++j) {
       Piece& p = c.pieces[static_cast<size_t>(j)];
-      const dnnl::matmul& prim = c.prims[p.prim];
+      const dnnl::matmul& prim = c.p->prims[p.prim];
       const bool done = bias ? execute(prim, {{DNNL_ARG_SRC, p.src.get()},
                                               {DNNL_ARG_WEIGHTS, p.weights.get()},
                                               {DNNL_ARG_BIAS, p.bias.get()},
