@@ -90,13 +90,15 @@ SDX_OP_SCHEMA(QuantizeLinear)
     .category(OpCategory::kElementwise)
     .inputs(2, 3)
     .outputs(1, 1)
-    .infer(infer_quantize);
+    .infer(infer_quantize)
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(DequantizeLinear)
     .attrs({{"axis", AttrType::kInt}, {"block_size", AttrType::kInt}, {"output_dtype", AttrType::kInt}})
     .category(OpCategory::kElementwise)
     .inputs(2, 3)
     .outputs(1, 1)
-    .infer(infer_dequantize);
+    .infer(infer_dequantize)
+    .infer_shape(shape_output_same_as_input(0, 0));
 SDX_OP_SCHEMA(DynamicQuantizeLinear)
     .attrs({})
     .category(OpCategory::kOther)
