@@ -11,10 +11,13 @@
 // - Larger M, float32 X and W with W a graph initializer: oneDNN's matmul primitive on W packed into
 //   its blocked layout (backend/cpu/onednn/onednn_matmul.h): once, at prepare(), for the bound call; on every
 //   call for run(). Bias and LeakyRelu (alpha > 0) are oneDNN post-ops, other activations sdx's epilogue
-//   (Relu included: oneDNN's turns NaN into 0).
+//   (Relu included: oneDNN's turns NaN into 0). An int8 W with x_quant "none" (a weight the model stores
+//   in int8 and dequantizes itself, QuantizationOptimizations) takes this path too, on W' = fl(float(w) *
+//   scale[n]) per weight, the graph's own dequantization: made and packed once by the bound call (then
+//   freed: the int8 W and the packed copy stay), per call by run().
 //   Products too small to gain and builds without oneDNN take the gemm path below.
 // - Otherwise at larger M: blocks of rows, each a gemm followed by the epilogue over the block while it
-//   is in cache (rows split over the pool). float16/int8 weights are first widened into a float32 copy
+//   is in cache (rows split over the pool). float16/int8 (x_quant "int16") weights are first widened into a float32 copy
 //   (per call, into scratch of the bound call), the int8 scales applied in the epilogue:
 //   y = scale[n] * acc + b.
 // - x_quant "dynamic" (int8 W, float32 X, K within int8_dynamic_applies): every M goes through
@@ -221,6 +224,18 @@ void widen_weight(const LinearGeometry& g, const void* w, float* w32) {
   });
 }
 
+// W' = fl(float(w[k, n]) * scale[n]) for an int8 W: what the graph's Mul(Cast(q), s) or DequantizeLinear
+// computed before QuantizationOptimizations let sdx.Linear read q directly; the float matrix oneDNN packs
+// (x_quant "none" at larger M).
+std::vector<float> dequantized_weight(const LinearGeometry& g, const int8_t* w, const float* scale) {
+  std::vector<float> out(static_cast<size_t>(g.K * g.N));
+  parallel_for(g.K, std::max<int64_t>(1, (int64_t{1} << 14) / g.N), [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      for (int64_t n = 0; n < g.N; ++n) out[static_cast<size_t>(k * g.N + n)] = static_cast<float>(w[k * g.N + n]) * scale[n];
+  });
+  return out;
+}
+
 // A packed copy of a constant small-M weight, shared by every bound call that reads the same weight
 // (the 16 steps of an unrolled LSTM read one W_ih: one 6.5 MB copy, not 16 that evict each other
 // from the caches). Keyed by the weight's address, type, shape and scale; an entry lives while a
@@ -308,7 +323,8 @@ class LinearKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
     SDX_ASSIGN_OR_RETURN(act_, FusedActivation::from_node(node), "sdx.Linear");
-    w_is_initializer_ = onednn_matmul_weight(node, 1);
+    w_is_initializer_ = onednn_matmul_weight(node, 1) && (node.num_inputs() < 4 || !node.input(3) ||
+                                                         onednn_matmul_weight(node, 3));
     const std::string xq = node.attr_string("x_quant", "none");
     if (xq != "none" && xq != "dynamic" && xq != "int16")
       return invalid_argument("sdx.Linear x_quant must be 'none', 'int16' or 'dynamic', got '" + xq + "'");
@@ -334,7 +350,10 @@ class LinearKernel final : public backend::Kernel {
         break;
     }
     if (onednn_candidate(x, g)) {
-      if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(), w.data<float>(),
+      std::vector<float> dequantized;
+      if (g.lowp) dequantized = dequantized_weight(g, w.data<int8_t>(), sc->data<float>());
+      if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(),
+                                                       g.lowp ? dequantized.data() : w.data<float>(),
                                                        b ? b->data<float>() : nullptr, y.data<float>()))
         return *st;
     }
@@ -367,9 +386,16 @@ class LinearKernel final : public backend::Kernel {
         break;
     }
     if (onednn_candidate(x, g.value())) {
+      // An int8 W is dequantized here and packed from this copy, once: it must be a constant.
+      std::vector<float> dequantized;
+      if (g.value().lowp) {
+        if (!ctx.input_is_constant(1) || !ctx.input_is_constant(3)) return no_bound_form();
+        dequantized = dequantized_weight(g.value(), w.data<int8_t>(), sc->data<float>());
+      }
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
-          bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(), w.data<float>(),
-                             ctx.input_is_constant(1), b ? b->data<float>() : nullptr, ctx.output(0).data<float>(),
+          bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(),
+                             g.value().lowp ? dequantized.data() : w.data<float>(), ctx.input_is_constant(1),
+                             b ? b->data<float>() : nullptr, ctx.output(0).data<float>(),
                              {ctx.packed_weights(), ctx.packed_key_prefix()});
       if (onednn) return std::move(*onednn);
     }
@@ -407,10 +433,12 @@ class LinearKernel final : public backend::Kernel {
     if (x_quant_ == XQuant::kInt16 && g.M <= kSmallMMaxRows && int8_w16_applies(g.K)) return XQuant::kInt16;
     return XQuant::kNone;
   }
-  // float32 X and W, W an initializer, more rows than the small-M kernel takes: try oneDNN (which may
+  // float32 X, W an initializer (float32, or int8 with its scales an initializer too and x_quant "none":
+  // dequantized, then packed as float32), more rows than the small-M kernel takes: try oneDNN (which may
   // still decline, leaving the gemm path).
   bool onednn_candidate(const Tensor& x, const LinearGeometry& g) const {
-    return w_is_initializer_ && x.dtype() == DType::kFloat32 && !g.lowp && g.M > kSmallMMaxRows;
+    const bool int8_w = g.lowp && g.wtype == WeightType::kInt8 && x_quant_ == XQuant::kNone;
+    return w_is_initializer_ && x.dtype() == DType::kFloat32 && (!g.lowp || int8_w) && g.M > kSmallMMaxRows;
   }
 
   FusedActivation act_;
