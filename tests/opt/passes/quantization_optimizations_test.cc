@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "../pass_test_util.h"
 
@@ -185,6 +186,78 @@ TEST(QuantizationOptimizations, GatherFromADequantizedTableGathersTheIntegers) {
   EXPECT_EQ(r.report.rewrites_of("QuantizationOptimizations"), 2);
   EXPECT_EQ(r.ops_after.at("Gather"), 4);  // q and s_rows, q2, and the per-column one left as it was
   EXPECT_EQ(r.ops_after.at("Cast"), 2);
+}
+
+}  // namespace
+}  // namespace sdx::test
+
+namespace sdx::test {
+namespace {
+
+// Weights a model stores in int8 and dequantizes itself, per column: MatMul(X, Mul(Cast(q), s)) + b -> Relu,
+// and MatMul(X, DequantizeLinear(q, s, 0)) at M = rows (64 rows take oneDNN on W' packed once, 4 rows the
+// small-M kernel). Left alone: a zero point that is not 0, and scales per row of q.
+ir::Model dequantized_weights_model(int64_t rows) {
+  ModelBuilder b(21);
+  ir::Value* x = b.input("x", {rows, 128});
+  std::vector<int8_t> qv(128 * 128);
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  auto q = [&](const std::string& name) { return b.constant(name, make<int8_t>(DType::kInt8, qv, {128, 128})); };
+  ir::Value* w1 = b.op("Mul", {b.op("Cast", {q("q1")}, {attr_i("to", 1)}), b.constant("s1", random_f32({1, 128}, 3, 0.001f, 0.02f))});
+  ir::Value* h = b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w1}), b.constant("b1", random_f32({128}, 4))})});
+  ir::Value* w2 = b.op("DequantizeLinear", {q("q2"), b.constant("s2", random_f32({128}, 5, 0.001f, 0.02f)),
+                                            b.constant("z2", make<int8_t>(DType::kInt8, std::vector<int8_t>(128, 0), {128}))},
+                       {attr_i("axis", 1)});
+  b.output(b.op("MatMul", {h, w2}));
+  ir::Value* w3 = b.op("DequantizeLinear", {q("q3"), b.constant("s3", f32({0.01f}, {})), b.constant("z3", make<int8_t>(DType::kInt8, {3}, {}))});
+  b.output(b.op("MatMul", {x, w3}));
+  ir::Value* w4 = b.op("Mul", {b.op("Cast", {q("q4")}, {attr_i("to", 1)}), b.constant("s4", random_f32({128, 1}, 6, 0.001f, 0.02f))});
+  b.output(b.op("MatMul", {x, w4}));
+  return b.model();
+}
+
+TEST(QuantizationOptimizations, Int8WeightsTheModelDequantizesAreReadDirectly) {
+  for (int64_t rows : {64, 4}) {
+    SCOPED_TRACE(rows);
+    const std::vector<std::pair<std::string, Datum>> feeds = {{"x", Datum::tensor(random_f32({rows, 128}, 7))}};
+    PassCheck r = check_pass({"QuantizationOptimizations", "UnusedFunctionOptimizations"},
+                             [&] { return dequantized_weights_model(rows); }, feeds, /*rtol=*/1e-4, /*atol=*/1e-5);
+    EXPECT_EQ(count_log(r, "reading it directly (no per-call dequantization)"), 2);
+    EXPECT_EQ(r.ops_after.at("sdx.Linear"), 2);
+    EXPECT_EQ(r.ops_after.at("MatMul"), 2);            // the nonzero zero point and the per-row scales
+    EXPECT_EQ(r.ops_after.at("DequantizeLinear"), 1);  // w3's
+    EXPECT_EQ(r.ops_after.at("Cast"), 1);              // w4's
+    EXPECT_EQ(r.ops_after.count("Relu"), 0u);          // taken into the first sdx.Linear
+  }
+}
+
+// The optimized session warms up, captures and replays (oneDNN on the dequantized weight, packed once at
+// capture): every call gives the same bits, within float rounding of the unoptimized graph.
+TEST(QuantizationOptimizations, DequantizedWeightLinearReplaysTheWarmupBits) {
+  runtime::SessionOptions off;
+  off.optimizer.enabled = false;
+  auto ref = runtime::Session::create(dequantized_weights_model(64), off);
+  auto opt = runtime::Session::create(dequantized_weights_model(64), {});
+  ASSERT_TRUE(ref.is_ok() && opt.is_ok());
+  const std::vector<std::pair<std::string, Datum>> feeds = {{"x", Datum::tensor(random_f32({64, 128}, 8))}};
+  const std::vector<Datum> want = (*ref)->run(feeds).value();
+  std::vector<Datum> first;
+  for (int call = 0; call < 4; ++call) {
+    runtime::ExecutionReport rep;
+    auto got = (*opt)->run(feeds, {}, nullptr, &rep);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    if (call == 3) {
+      EXPECT_EQ(rep.mode_used, runtime::ExecutionMode::kCpuReplay);
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Tensor& g = (*got)[i].as_tensor();
+      const Tensor& w = want[i].as_tensor();
+      for (int64_t k = 0; k < w.numel(); ++k)
+        ASSERT_NEAR(g.data<float>()[k], w.data<float>()[k], 1e-5 + 1e-5 * std::fabs(w.data<float>()[k])) << i << ":" << k;
+      if (call == 0) first.push_back((*got)[i]);
+      else EXPECT_EQ(std::memcmp(g.raw_data(), first[i].as_tensor().raw_data(), g.nbytes()), 0) << "call " << call;
+    }
+  }
 }
 
 }  // namespace
