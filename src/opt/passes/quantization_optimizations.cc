@@ -418,10 +418,8 @@ std::optional<DequantizedWeight> dequantized_weight(const ir::Value* w) {
   const Tensor* q = int8_matrix(dq->input(0));
   const Tensor* sc = constant_value(dq->input(1));
   if (!q || !sc || sc->dtype() != DType::kFloat32) return std::nullopt;
-  if (dq->num_inputs() > 2 && dq->input(2)) {
-    const Tensor* z = constant_value(dq->input(2));
-    if (!z || uniform_constant(dq->input(2)) != 0.0) return std::nullopt;
-  }
+  // A zero point must be a constant of zeros (uniform_constant is empty for anything else).
+  if (dq->num_inputs() > 2 && dq->input(2) && uniform_constant(dq->input(2)) != 0.0) return std::nullopt;
   const int64_t N = q->shape()[1];
   const int64_t axis = dq->attr_int("axis", 1);
   if (sc->numel() == 1 && sc->rank() <= 1) return DequantizedWeight{dq->input(0), std::vector<double>(N, sc->data<float>()[0])};
