@@ -61,8 +61,20 @@ class OneDnnMatMul {
   // given iff make() had has_bias). Fails only if a oneDNN primitive does.
   Status run(const float* x, const float* bias, float* y) const;
 
+  // Y[M, N] = float(sum_k (x[m, k] - x_zero_point) * w[k, n]) * scales[n] with X uint8 and W int8 (the
+  // products of com.microsoft.MatMulIntegerToFloat): exact int32 sums on oneDNN's VNNI/AMX brgemm kernel,
+  // rounded once to float, then one multiply; bitwise what a portable loop computes (measured on every
+  // shape the tests try). Null as make() is, and on CPUs without VNNI (oneDNN's int8 kernels there add
+  // product pairs in 16 bits with saturation). No bias or activation: the caller's epilogue.
+  static std::unique_ptr<OneDnnMatMul> make_u8s8(int64_t M, int64_t K, int64_t N, int32_t x_zero_point,
+                                                 const float* scales);
+  Status pack_weights(const int8_t* w, const backend::PackedWeightsRef& packed = {}) const;
+  Status run(const uint8_t* x, float* y) const;
+
   // Row pieces (tests).
   int num_pieces() const;
+
+  struct Spec;  // what the primitives depend on (onednn_matmul.cc)
 
   // Below this many multiply-adds OpenBLAS is as fast or faster (per-call overhead, N padded to 64).
   static constexpr int64_t kMinMacs = int64_t{1} << 20;
@@ -70,6 +82,10 @@ class OneDnnMatMul {
  private:
   struct Impl;
   explicit OneDnnMatMul(std::unique_ptr<Impl> impl);
+  static std::unique_ptr<OneDnnMatMul> make_from(Spec sp);     // checks sizes, catches oneDNN's errors
+  static std::unique_ptr<OneDnnMatMul> make_checked(Spec sp);  // the primitives and pieces
+  Status pack(const void* w, const backend::PackedWeightsRef& packed) const;
+  Status run_on(const void* x, const float* bias, float* y) const;
   std::unique_ptr<Impl> impl_;
 };
 
