@@ -1,6 +1,7 @@
 // Schemas of the cast and quantization family (Cast, CastLike, BitCast, QuantizeLinear,
 // DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, MatMulInteger, ConvInteger,
 // QLinearConv).
+#include "ir/op_cost.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
@@ -111,6 +112,17 @@ SDX_OP_SCHEMA(QLinearMatMul)
     .inputs(8, 8)
     .outputs(1, 1)
     .infer(infer_output_like_input(7));
+// ONNX Runtime's contrib op (what its QDQ and dynamic-quantization rewrites make, and what sdx's
+// quantize_weights makes of MatMul(DequantizeLinear(x), dequantized int8 W)):
+//   Y = (A - a_zero_point) (B - b_zero_point) * a_scale * b_scale + bias, the sums exact in integers.
+SDX_OP_SCHEMA_DOMAIN(MatMulIntegerToFloat, "com.microsoft")
+    .attrs({})
+    .category(OpCategory::kMatMul)
+    .inputs(4, 7)
+    .outputs(1, 1)
+    .infer(infer_output_like_input(2))
+    .infer_shape(shape_matmul)
+    .flops(flops_matmul);
 SDX_OP_SCHEMA(MatMulInteger)
     .attrs({})
     .category(OpCategory::kMatMul)
