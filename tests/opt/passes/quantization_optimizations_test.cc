@@ -262,3 +262,50 @@ TEST(QuantizationOptimizations, DequantizedWeightLinearReplaysTheWarmupBits) {
 
 }  // namespace
 }  // namespace sdx::test
+
+namespace sdx::test {
+namespace {
+
+// A QDQ model's products: MatMul(DequantizeLinear(QuantizeLinear(x)), DequantizeLinear(q)) + b becomes
+// com.microsoft.MatMulIntegerToFloat on the quantized x (uint8 at 64 rows: oneDNN's int8 kernel; int8 X:
+// the portable loop); an X dequantized per axis is left to the float rewrite (sdx.Linear).
+ir::Model qdq_matmul_model() {
+  ModelBuilder b(21);
+  ir::Value* x = b.input("x", {64, 128});
+  std::vector<int8_t> qv(128 * 128);
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  auto w = [&](const std::string& name) {
+    return b.op("DequantizeLinear", {b.constant(name, make<int8_t>(DType::kInt8, qv, {128, 128})),
+                                     b.constant(name + "_s", random_f32({128}, 5, 0.001f, 0.02f))},
+                {attr_i("axis", 1)});
+  };
+  auto qdq = [&](ir::Value* v, Tensor zp) {
+    ir::Value* s = b.constant("sx" + std::to_string(zp.numel()) + zp.shape().to_string(), f32({0.02f}, {}));
+    ir::Value* z = b.constant("zx" + std::string(dtype_name(zp.dtype())), std::move(zp));
+    return b.op("DequantizeLinear", {b.op("QuantizeLinear", {v, s, z}), s, z});
+  };
+  ir::Value* h = b.op("Add", {b.op("MatMul", {qdq(x, make<uint8_t>(DType::kUint8, {128}, {})), w("q1")}),
+                              b.constant("b1", random_f32({128}, 4))});
+  b.output(h);
+  b.output(b.op("MatMul", {qdq(x, make<int8_t>(DType::kInt8, {-5}, {})), w("q2")}));
+  // X quantized per column: not one scale, so the float rewrite takes it.
+  ir::Value* sc = b.constant("sx_cols", random_f32({128}, 6, 0.01f, 0.03f));
+  ir::Value* zc = b.constant("zx_cols", make<uint8_t>(DType::kUint8, std::vector<uint8_t>(128, 128), {128}));
+  ir::Value* xc = b.op("DequantizeLinear", {b.op("QuantizeLinear", {x, sc, zc}, {attr_i("axis", 1)}), sc, zc}, {attr_i("axis", 1)});
+  b.output(b.op("MatMul", {xc, w("q3")}));
+  return b.model();
+}
+
+TEST(QuantizationOptimizations, QdqMatMulsBecomeMatMulIntegerToFloat) {
+  const std::vector<std::pair<std::string, Datum>> feeds = {{"x", Datum::tensor(random_f32({64, 128}, 7, -2.f, 2.f))}};
+  PassCheck r = check_pass({"QuantizationOptimizations", "UnusedFunctionOptimizations"}, qdq_matmul_model, feeds,
+                           /*rtol=*/1e-4, /*atol=*/1e-4);
+  EXPECT_EQ(count_log(r, "-> com.microsoft.MatMulIntegerToFloat (integer products)"), 2);
+  EXPECT_EQ(r.ops_after.at("com.microsoft.MatMulIntegerToFloat"), 2);
+  EXPECT_EQ(r.ops_after.at("sdx.Linear"), 1);  // the per-column X
+  EXPECT_EQ(r.ops_after.count("Add"), 0u);     // the bias went into the first
+  EXPECT_EQ(r.ops_after.count("MatMul"), 0u);
+}
+
+}  // namespace
+}  // namespace sdx::test
