@@ -33,5 +33,29 @@ TEST(ParallelCopy, CopiesEveryByteOnPools) {
   }
 }
 
+// copy_rows for every row width it copies with a fixed size (1, 2, 4, 8, 16 bytes) and others around
+// them, unaligned, rows interleaved into a wider destination (a Concat's output rows), enough rows to
+// split over a pool: each run lands at its stride and nothing between runs is written.
+TEST(ParallelCopy, CopyRowsOfEveryWidth) {
+  ThreadPool pool(2);
+  for (bool pooled : {false, true}) {
+    ScopedThreadPool scope(pooled ? &pool : nullptr);
+    for (size_t width : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{8}, size_t{12}, size_t{16}, size_t{17}}) {
+      for (size_t rows : {size_t{1}, size_t{7}, size_t{70000}}) {
+        const size_t src_stride = width + 3, dst_stride = 2 * width + 5;
+        std::vector<uint8_t> src(rows * src_stride + 1), dst(rows * dst_stride + 1, 0xEE);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + 7);
+        copy_rows(dst.data() + 1, dst_stride, src.data() + 1, src_stride, width, rows);
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t b = 0; b < dst_stride; ++b) {
+            const uint8_t want = b < width ? src[1 + r * src_stride + b] : 0xEE;
+            ASSERT_EQ(dst[1 + r * dst_stride + b], want) << "width " << width << " rows " << rows << " row " << r << " byte " << b;
+          }
+        ASSERT_EQ(dst[0], 0xEE);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sdx::cpu
