@@ -154,11 +154,12 @@ class RecurrentKernel final : public backend::Kernel {
     }, ctx.node().op_type());
   }
 
-  // float32 with constant W and R and no sequence_lens: R^T made once here, buffers sized once; the call
-  // then runs compute() on the frozen buffers with the same arithmetic as run() (bitwise its results).
+  // float32 with constant W and R: R^T made once here, buffers sized once; the call then runs compute() on
+  // the frozen buffers with the same arithmetic as run() (bitwise its results). sequence_lens, when given,
+  // is read on every call.
   Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& p) const override {
     using Declined = std::unique_ptr<backend::BoundKernel>;
-    if (!p.has_input(0) || !p.has_input(1) || !p.has_input(2) || p.has_input(4)) return Declined();
+    if (!p.has_input(0) || !p.has_input(1) || !p.has_input(2)) return Declined();
     if (!p.input_is_constant(1) || !p.input_is_constant(2)) return Declined();
     const Tensor& x = p.input(0);
     const Tensor& r = p.input(2);
@@ -245,12 +246,15 @@ class RecurrentKernel final : public backend::Kernel {
     std::vector<int64_t>& lens = sc.lens;
     lens.assign(static_cast<size_t>(N), S);
     if (ctx.has_input(4)) {
-      Result<std::vector<int64_t>> l = read_int64s(ctx.input(4), "sequence_lens", IntTypes::kInt32Or64);
-      if (!l.is_ok() || static_cast<int64_t>(l.value().size()) != N)
+      // Read into lens' own storage (the bound call reads it on every call and allocates nothing).
+      const Tensor& sl = ctx.input(4);
+      if ((sl.dtype() != DType::kInt32 && sl.dtype() != DType::kInt64) || sl.numel() != N)
         return invalid_argument("sequence_lens must be an integer tensor of shape [batch]");
-      lens = std::move(l).value();
-      for (int64_t l : lens)
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t l = sl.dtype() == DType::kInt32 ? sl.data<int32_t>()[n] : sl.data<int64_t>()[n];
         if (l < 0 || l > S) return out_of_range("sequence length " + std::to_string(l) + " outside [0, " + std::to_string(S) + "]");
+        lens[static_cast<size_t>(n)] = l;
+      }
     }
     // X, W, R, B and P as C: read in place when they already are (float32, float64), copied otherwise.
     const C* xs = seq::widened<T, C>(x, sc.x_copy);

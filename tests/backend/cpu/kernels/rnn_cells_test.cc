@@ -108,7 +108,8 @@ TEST(RecurrentKernel, Float32AgreesWithFloat64) {
 // The bound form (float32, W and R constant: R^T made once) computes bitwise what run() computes and
 // allocates nothing, for every cell, both directions, with and without B, initial states and peepholes,
 // batch 1 (the small-M step) and 3, an input projection over more than 8 rows (the blocked product),
-// layout 1, and H not a multiple of a vector. With sequence_lens or a non-constant R it declines.
+// layout 1, H not a multiple of a vector, and sequence_lens (read on every call). With a non-constant R it
+// declines.
 TEST(RecurrentKernel, BoundFormMatchesRunWithoutAllocating) {
   std::mt19937 gen(11);
   std::uniform_real_distribution<float> dist(-0.8f, 0.8f);
@@ -151,11 +152,17 @@ TEST(RecurrentKernel, BoundFormMatchesRunWithoutAllocating) {
     const int outs = c.op == "LSTM" ? 3 : 2;
     expect_bound_matches({.op = c.op, .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = outs}, constant);
   }
-  // sequence_lens, or R that changes between calls: run() serves those.
+  // sequence_lens, int32 and int64 (the changed call reads them +1: 3 and 2, then 2 and 1).
   const std::vector<ir::Attribute> attrs = {attr_i("hidden_size", H)};
   std::vector<Tensor> in = {rand({3, 2, I}), rand({1, 3 * H, I}), rand({1, 3 * H, H}), Tensor(),
-                            make<int32_t>(DType::kInt32, {3, 1}, {2})};
-  expect_no_bound_form({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1, 2});
+                            make<int32_t>(DType::kInt32, {2, 1}, {2})};
+  expect_bound_matches({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1, 2});
+  std::vector<ir::Attribute> bidi = attrs;
+  bidi.push_back(attr_s("direction", "bidirectional"));
+  std::vector<Tensor> in2 = {rand({3, 2, I}), rand({2, 3 * H, I}), rand({2, 3 * H, H}), Tensor(),
+                             make<int64_t>(DType::kInt64, {1, 0}, {2})};
+  expect_bound_matches({.op = "GRU", .opset = 22, .inputs = in2, .attrs = bidi, .num_outputs = 2}, {1, 2});
+  // R that changes between calls: run() serves it.
   in.resize(3);
   expect_no_bound_form({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1});
 }
