@@ -167,6 +167,42 @@ TEST(RecurrentKernel, BoundFormMatchesRunWithoutAllocating) {
   expect_no_bound_form({.op = "GRU", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1});
 }
 
+// An input projection large enough for oneDNN (S * N * I * G * H >= 2^20: W^T packed once by the bound
+// call, per call by run()): the bound form gives run()'s bits, and float32 agrees with the float64 run (the
+// gemm path) within float rounding; GRU and LSTM, bidirectional, with sequence_lens.
+TEST(RecurrentKernel, LargeInputProjectionOnOneDnn) {
+  std::mt19937 gen(21);
+  std::uniform_real_distribution<float> dist(-0.3f, 0.3f);
+  const int64_t S = 32, N = 2, I = 128, H = 64;
+  for (const auto& [op, G] : std::vector<std::pair<std::string, int64_t>>{{"GRU", 3}, {"LSTM", 4}}) {
+    SCOPED_TRACE(op);
+    auto rand = [&](std::vector<int64_t> dims) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::vector<float> f(static_cast<size_t>(n));
+      for (float& v : f) v = dist(gen);
+      return f32(f, dims);
+    };
+    const std::vector<ir::Attribute> attrs = {attr_i("hidden_size", H), attr_s("direction", "bidirectional")};
+    std::vector<Tensor> in = {rand({S, N, I}), rand({2, G * H, I}), rand({2, G * H, H}), rand({2, 2 * G * H}),
+                              make<int64_t>(DType::kInt64, {30, 17}, {N})};
+    expect_bound_matches({.op = op, .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1, 2, 3},
+                         HeapCheck::kLibraryMayAllocate);
+    std::vector<Tensor> in64;
+    for (size_t i = 0; i < 4; ++i) {
+      Tensor t = Tensor::allocate(DType::kFloat64, in[i].shape()).value();
+      for (int64_t k = 0; k < t.numel(); ++k) t.data<double>()[k] = in[i].data<float>()[k];
+      in64.push_back(std::move(t));
+    }
+    in64.push_back(in[4]);
+    auto y32 = run_node({.op = op, .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2});
+    auto y64 = run_node({.op = op, .opset = 22, .inputs = in64, .attrs = attrs, .num_outputs = 2});
+    ASSERT_TRUE(y32.is_ok() && y64.is_ok()) << y32.status().to_string();
+    for (int64_t k = 0; k < (*y32)[0].numel(); ++k)
+      ASSERT_NEAR((*y32)[0].data<float>()[k], (*y64)[0].data<double>()[k], 2e-5) << k;
+  }
+}
+
 TEST(RecurrentKernel, RejectsBadWeightShape) {
   EXPECT_FALSE(run_node("GRU", {f32({1}, {1, 1, 1}), f32({1}, {1, 1, 1}), f32({0, 0, 0}, {1, 3, 1})}, {attr_i("hidden_size", 1)}, 22, 2).is_ok());
   EXPECT_FALSE(run_node("RNN", {f32({1}, {1, 1, 1}), f32({1}, {1, 1, 1}), f32({0}, {1, 1, 1})}, {attr_s("direction", "sideways")}, 22, 2).is_ok());
