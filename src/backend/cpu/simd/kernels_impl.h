@@ -120,9 +120,18 @@ void binary_sv(const float* a, const float* b, float* y, int64_t n) {
 template <class S>
 float max_ignoring_nan(const float* x, int64_t n) {
   constexpr int64_t L = S::kLanes;
-  typename S::F m = S::set1(-__builtin_inff());
+  // Four accumulators: max's latency, not its throughput, bounded one chain. A NaN load keeps the
+  // accumulator, so none holds a NaN and combining them needs no care.
+  typename S::F m = S::set1(-__builtin_inff()), m1 = m, m2 = m, m3 = m;
   int64_t i = 0;
-  for (; i + L <= n; i += L) m = S::max(S::load(x + i), m);  // a NaN load keeps m
+  for (; i + 4 * L <= n; i += 4 * L) {
+    m = S::max(S::load(x + i), m);
+    m1 = S::max(S::load(x + i + L), m1);
+    m2 = S::max(S::load(x + i + 2 * L), m2);
+    m3 = S::max(S::load(x + i + 3 * L), m3);
+  }
+  for (; i + L <= n; i += L) m = S::max(S::load(x + i), m);
+  m = S::max(S::max(m, m1), S::max(m2, m3));
   float r = S::hmax(m);
   for (; i < n; ++i) r = x[i] > r ? x[i] : r;
   return r;
@@ -207,15 +216,43 @@ float row_extreme(const float* x, int64_t n) {
 
 // ---- Softmax / LogSoftmax of one row -----------------------------------------------------
 // max (NaN ignored), e = exp(x - max) in float, their sum in double, then e / sum (as e times
-// the float of 1 / sum) or x - (max + log(sum)).
+// the float of 1 / sum) or x - (max + log(sum)). The sum is taken as the exponentials are made
+// (one pass fewer): four vectors at a time added in float (each e <= 1, so 4 terms lose at most
+// 2 ulp of a value <= 4), that vector widened into two double accumulators; a tail's elements are
+// added one by one in double. 1536 rows of 128 (attention at seq 128, 12 heads) on AVX-512, with the max's
+// four accumulators: 125-160 -> 117 us (a loop over simd::softmax_row, 3 runs each).
 
 template <class S, bool kLog>
 void softmax_row(const float* x, float* y, int64_t n) {
   constexpr int64_t L = S::kLanes;
+  using F = typename S::F;
   const float m = max_ignoring_nan<S>(x, n);
-  const typename S::F mv = S::set1(m);
-  map_row<S>(x, y, n, [mv](typename S::F v) { return vexp<S>(S::sub(v, mv)); });
-  const double s = row_sum<S>(y, n);
+  const F mv = S::set1(m);
+  typename S::D a0 = S::set1d(0.0), a1 = S::set1d(0.0);
+  auto widen_add = [&](F v) {
+    a0 = S::add(a0, S::cvt_lo(v));
+    if constexpr (kTwoHalves<S>) a1 = S::add(a1, S::cvt_hi(v));
+  };
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    const F e0 = vexp<S>(S::sub(S::load(x + i), mv)), e1 = vexp<S>(S::sub(S::load(x + i + L), mv));
+    const F e2 = vexp<S>(S::sub(S::load(x + i + 2 * L), mv)), e3 = vexp<S>(S::sub(S::load(x + i + 3 * L), mv));
+    S::store(y + i, e0);
+    S::store(y + i + L, e1);
+    S::store(y + i + 2 * L, e2);
+    S::store(y + i + 3 * L, e3);
+    widen_add(S::add(S::add(e0, e1), S::add(e2, e3)));
+  }
+  for (; i + L <= n; i += L) {
+    const F e = vexp<S>(S::sub(S::load(x + i), mv));
+    S::store(y + i, e);
+    widen_add(e);
+  }
+  double s = S::hsum(S::add(a0, a1));
+  if (i < n) {
+    S::store_partial(y + i, vexp<S>(S::sub(S::load_partial(x + i, n - i), mv)), n - i);
+    for (; i < n; ++i) s += static_cast<double>(y[i]);
+  }
   if constexpr (!kLog) {
     const float inv = static_cast<float>(1.0 / s);
     const typename S::F iv = S::set1(inv);
