@@ -554,6 +554,20 @@ Status shape_size(Node& node) {
 Status shape_expand(Node& node) {
   const Dims* x = input_dims(node, 0);
   auto shape = constant_ints_input(node, 1);
+  if (x && !shape) {
+    // A computed shape of known length still fixes the rank: max(rank(x), length). A dim of x that is
+    // fixed and not 1 is the output's (the shape's value there must be 1 or that dim); the rest unknown.
+    const Dims* s = input_dims(node, 1);
+    if (!s || s->size() != 1 || !(*s)[0].is_fixed()) return Status::ok();
+    const size_t n = std::max(x->size(), static_cast<size_t>((*s)[0].value));
+    Dims out(n, Dim::symbolic(""));
+    for (size_t i = 0; i < x->size(); ++i) {
+      const Dim& d = (*x)[i];
+      if (d.is_fixed() && d.value != 1) out[n - x->size() + i] = d;
+    }
+    set_output_dims(node, 0, std::move(out));
+    return Status::ok();
+  }
   if (!x || !shape) return Status::ok();
   Dims target;
   for (int64_t s : *shape) {
@@ -563,6 +577,108 @@ Status shape_expand(Node& node) {
   Result<Dims> r = broadcast_dims(*x, target);
   if (!r.is_ok()) return r.status();
   set_output_dims(node, 0, std::move(r.value()));
+  return Status::ok();
+}
+
+Status shape_split(Node& node) {
+  const Dims* x = input_dims(node, 0);
+  if (!x || x->empty()) return Status::ok();
+  const int64_t r = static_cast<int64_t>(x->size());
+  int64_t axis = node.attr_int("axis", 0);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return invalid_argument("Split axis " + std::to_string(node.attr_int("axis", 0)) + " out of range for rank " + std::to_string(r));
+  const int nout = node.num_outputs();
+  // Sizes along the axis: the split input (opset 13 on) or attribute, else equal parts of a fixed dim
+  // (opset 18's num_outputs: chunks of ceil(dim / n), the last smaller).
+  std::optional<std::vector<int64_t>> sizes;
+  if (node.num_inputs() > 1 && node.input(1)) sizes = constant_ints_input(node, 1);
+  else if (node.attr("split")) sizes = node.attr_ints("split");
+  const Dim& d = (*x)[static_cast<size_t>(axis)];
+  const bool given = (node.num_inputs() > 1 && node.input(1)) || node.attr("split");
+  if (!given && d.is_fixed() && nout > 0) {
+    const int64_t chunk = (d.value + nout - 1) / nout;
+    sizes = std::vector<int64_t>();
+    for (int i = 0; i < nout; ++i) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d.value - chunk * i)));
+  }
+  for (int o = 0; o < nout; ++o) {
+    Dims out = *x;
+    out[static_cast<size_t>(axis)] = sizes && static_cast<int>(sizes->size()) == nout && (*sizes)[static_cast<size_t>(o)] >= 0
+                                         ? Dim::fixed((*sizes)[static_cast<size_t>(o)])
+                                         : Dim::symbolic("");
+    set_output_dims(node, o, std::move(out));
+  }
+  return Status::ok();
+}
+
+Status shape_slice(Node& node) {
+  const Dims* x = input_dims(node, 0);
+  if (!x) return Status::ok();
+  const int64_t r = static_cast<int64_t>(x->size());
+  // Opset 10 on: starts, ends, axes, steps are inputs; before, attributes (steps 1).
+  const bool from_inputs = node.opset() >= 10;
+  auto ints = [&](int input, const char* attr) -> std::optional<std::vector<int64_t>> {
+    if (!from_inputs) return node.attr(attr) ? std::optional(node.attr_ints(attr)) : std::nullopt;
+    return input < node.num_inputs() && node.input(input) ? constant_ints_input(node, input) : std::nullopt;
+  };
+  const bool has_axes = from_inputs ? node.num_inputs() > 3 && node.input(3) : node.attr("axes") != nullptr;
+  std::optional<std::vector<int64_t>> axes = has_axes ? ints(3, "axes") : std::nullopt;
+  // The rank is the data's whatever the bounds; dims are unknown on the sliced axes (all, when the
+  // axes are not known) unless the bounds are constants and the dim is fixed.
+  Dims out = *x;
+  if (has_axes && !axes) {
+    for (Dim& d : out) d = Dim::symbolic("");
+    set_output_dims(node, 0, std::move(out));
+    return Status::ok();
+  }
+  const std::optional<std::vector<int64_t>> starts = ints(1, "starts"), ends = ints(2, "ends");
+  const bool has_steps = from_inputs && node.num_inputs() > 4 && node.input(4);
+  const std::optional<std::vector<int64_t>> steps = has_steps ? ints(4, "steps") : std::nullopt;
+  const size_t k = starts ? starts->size() : ends ? ends->size() : axes ? axes->size() : 0;
+  std::vector<int64_t> ax = axes ? *axes : std::vector<int64_t>();
+  if (!axes)
+    for (size_t i = 0; i < k; ++i) ax.push_back(static_cast<int64_t>(i));
+  const bool exact = starts && ends && (!has_steps || steps) && starts->size() == ax.size() && ends->size() == ax.size() &&
+                     (!steps || steps->size() == ax.size());
+  if (!starts || !ends) {
+    // Bounds computed at run time: which axes they cut needs their count (the axes input, or a
+    // fixed length of the starts input).
+    if (!axes) {
+      const Dims* sd = from_inputs && node.num_inputs() > 1 ? input_dims(node, 1) : nullptr;
+      if (!sd || sd->size() != 1 || !(*sd)[0].is_fixed()) {
+        for (Dim& d : out) d = Dim::symbolic("");
+        set_output_dims(node, 0, std::move(out));
+        return Status::ok();
+      }
+      ax.clear();
+      for (int64_t i = 0; i < (*sd)[0].value; ++i) ax.push_back(i);
+    }
+  }
+  for (size_t i = 0; i < ax.size(); ++i) {
+    int64_t a = ax[i] < 0 ? ax[i] + r : ax[i];
+    if (a < 0 || a >= r) return invalid_argument("Slice axis " + std::to_string(ax[i]) + " out of range for rank " + std::to_string(r));
+    Dim& d = out[static_cast<size_t>(a)];
+    if (!exact || !d.is_fixed()) {
+      d = Dim::symbolic("");
+      continue;
+    }
+    const int64_t dim = d.value, step = steps ? (*steps)[i] : 1;
+    if (step == 0) return invalid_argument("Slice step 0");
+    int64_t st = (*starts)[i], en = (*ends)[i];
+    if (st < 0) st += dim;
+    if (en < 0) en += dim;
+    int64_t len;
+    if (step > 0) {
+      st = std::clamp<int64_t>(st, 0, dim);
+      en = std::clamp<int64_t>(en, 0, dim);
+      len = en > st ? (en - st + step - 1) / step : 0;
+    } else {
+      st = std::clamp<int64_t>(st, 0, dim - 1);
+      en = std::clamp<int64_t>(en, -1, dim - 1);
+      len = st > en ? (st - en + (-step) - 1) / (-step) : 0;
+    }
+    d = Dim::fixed(len);
+  }
+  set_output_dims(node, 0, std::move(out));
   return Status::ok();
 }
 

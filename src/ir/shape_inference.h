@@ -73,6 +73,8 @@ Status shape_gather(Node& node);
 Status shape_shape(Node& node);
 Status shape_size(Node& node);
 Status shape_expand(Node& node);
+Status shape_slice(Node& node);
+Status shape_split(Node& node);
 Status shape_constant(Node& node);
 
 }  // namespace sdx::ir

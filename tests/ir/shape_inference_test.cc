@@ -209,6 +209,47 @@ TEST(ShapeInference, UnknownInputsLeaveShapeUnknownAndAComputedShapeGivesTheRank
   EXPECT_FALSE(reshape2->output(0)->type().shape.has_value());
 }
 
+// Slice keeps the data's rank whatever its bounds: exact dims for constant bounds on fixed dims
+// (negative indices, clamping, negative steps), unknown dims where the bounds come at run time (an
+// exported BERT's position-id slice up to the sequence length). Split divides the axis by its sizes or
+// into equal parts; Expand to a computed shape of known length gets that rank.
+TEST(ShapeInference, SliceSplitAndExpandKeepTheRank) {
+  Graph g("main");
+  Value* x = g.add_input("x", f32({N("batch"), F(10), F(8)}));
+  auto slice = [&](const char* name, std::vector<Value*> in) {
+    in.insert(in.begin(), x);
+    Node* n = g.add_node("Slice", "", name, in, {std::string(name) + "_y"});
+    n->set_opset(13);
+    return n;
+  };
+  Node* s1 = slice("s1", {int64_init(g, "st1", {1, -3}), int64_init(g, "en1", {100, 8}), int64_init(g, "ax1", {1, 2})});
+  Node* s2 = slice("s2", {int64_init(g, "st2", {-1}), int64_init(g, "en2", {-11}), int64_init(g, "ax2", {1}),
+                          int64_init(g, "sp2", {-3})});
+  Value* end = g.add_input("end", TypeInfo::tensor(DType::kInt64, Dims{F(1)}));
+  Node* s3 = slice("s3", {int64_init(g, "st3", {0}), end, int64_init(g, "ax3", {1})});
+  Value* starts = g.add_input("starts", TypeInfo::tensor(DType::kInt64, Dims{F(2)}));
+  Node* s4 = slice("s4", {starts, starts});  // no axes: the first two
+  Node* sp = g.add_node("Split", "", "sp", {x, int64_init(g, "sizes", {3, 7})}, {"a", "b"});
+  sp->add_attribute(int_attr("axis", 1));
+  sp->set_opset(13);
+  Node* eq = g.add_node("Split", "", "eq", {x}, {"c", "d", "e"});
+  eq->add_attribute(int_attr("axis", -1));
+  eq->add_attribute(int_attr("num_outputs", 3));
+  eq->set_opset(18);
+  Value* shape = g.add_input("shape", TypeInfo::tensor(DType::kInt64, Dims{F(4)}));
+  Node* ex = g.add_node("Expand", "", "ex", {x, shape}, {"big"});
+  ASSERT_TRUE(infer_types(g).is_ok());
+  EXPECT_EQ(shape_of(s1->output(0)), "[batch, 9, 3]");
+  EXPECT_EQ(shape_of(s2->output(0)), "[batch, 4, 8]");  // 9, 6, 3, 0
+  EXPECT_EQ(shape_of(s3->output(0)), "[batch, ?, 8]");
+  EXPECT_EQ(shape_of(s4->output(0)), "[?, ?, 8]");
+  EXPECT_EQ(shape_of(sp->output(0)), "[batch, 3, 8]");
+  EXPECT_EQ(shape_of(sp->output(1)), "[batch, 7, 8]");
+  EXPECT_EQ(shape_of(eq->output(0)), "[batch, 10, 3]");
+  EXPECT_EQ(shape_of(eq->output(2)), "[batch, 10, 2]");
+  EXPECT_EQ(shape_of(ex->output(0)), "[?, ?, 10, 8]");
+}
+
 TEST(ShapeInference, PrinterShowsTypesAndShapes) {
   Graph g("main");
   Value* x = g.add_input("x", f32({N("N"), F(3)}));

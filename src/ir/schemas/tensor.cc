@@ -211,14 +211,16 @@ SDX_OP_SCHEMA(Split)
     .inputs(1, 2)
     .outputs(1, INT_MAX)
     .data_dependent_on({1})
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_split);
 SDX_OP_SCHEMA(Slice)
     .attrs({{"axes", AttrType::kInts}, {"ends", AttrType::kInts}, {"starts", AttrType::kInts}})
     .category(C::kSlice)
     .inputs(1, 5)
     .outputs(1, 1)
     .data_dependent_on({1, 2, 3, 4})
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_slice);
 SDX_OP_SCHEMA(Expand)
     .attrs({})
     .category(C::kTile)
