@@ -6,7 +6,8 @@ no compiler call, outputs bitwise equal to the cold session's).
     python3 bench/cold_start.py                      # bert (BERT-style encoder) and cnn (ResNet-18), 10 runs each
     python3 bench/cold_start.py --models bert --runs 5
 
-Each run is a new Python process that has imported sdx and numpy before its clock starts; the clock covers
+Each run is a new Python process that has imported sdx and numpy, then idled 0.25 s (numpy's OpenBLAS
+threads spin for about 0.1 s after import), before its clock starts; the clock covers
 InferenceSession(path) and calls until one replays (the report's execution_mode is CPU_REPLAY). The JIT's
 disk cache is warmed by the compile step first, so neither side waits on a compiler; `compiler_runs`
 (from the session's JIT statistics) shows whether one was started.
@@ -33,6 +34,7 @@ import numpy as np
 import sdx
 path, feeds_path = sys.argv[1], sys.argv[2]
 feeds = dict(np.load(feeds_path))
+time.sleep(0.25)  # idle first: numpy's OpenBLAS threads spin for about 0.1 s after import, on the cores sdx uses
 t0 = time.perf_counter()
 sess = sdx.InferenceSession(path)
 t_load = time.perf_counter()
