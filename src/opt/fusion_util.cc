@@ -78,6 +78,13 @@ std::vector<ir::Attribute> EpilogueActivation::attributes() const {
     p.floats = params;
     a.push_back(std::move(p));
   }
+  if (!clamp.empty()) {
+    ir::Attribute c;
+    c.name = "activation_clamp";
+    c.type = ir::AttrType::kFloats;
+    c.floats = clamp;
+    a.push_back(std::move(c));
+  }
   return a;
 }
 
@@ -94,12 +101,34 @@ std::optional<float> clip_bound(const ir::Node& n, int i, float def) {
   if (static_cast<double>(f) != *v) return std::nullopt;
   return f;
 }
+
+// The [lo, hi] of a clamp node reading v: Clip(v) with constant bounds, Max(v, c) / Min(v, c) (or
+// c first when c is not zero), c a scalar constant a float holds exactly; nullopt otherwise.
+std::optional<std::vector<float>> clamp_of(const ir::Node& n, const ir::Value* v) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  if (!n.domain().empty() || n.num_outputs() != 1) return std::nullopt;
+  const std::string& op = n.op_type();
+  if (op == "Clip") {
+    auto e = epilogue_activation(n);
+    if (!e || n.input(0) != v) return std::nullopt;
+    return e->params;
+  }
+  if ((op != "Max" && op != "Min") || n.num_inputs() != 2) return std::nullopt;
+  const int at = n.input(0) == v ? 0 : n.input(1) == v ? 1 : -1;
+  if (at < 0 || n.input(1 - at) == v) return std::nullopt;
+  auto c = scalar_like(n.input(1 - at), v);
+  if (!c) return std::nullopt;
+  const float f = static_cast<float>(*c);
+  if (static_cast<double>(f) != *c && !std::isnan(*c)) return std::nullopt;
+  if (at == 1 && f == 0.f) return std::nullopt;
+  return op == "Max" ? std::vector<float>{f, kInf} : std::vector<float>{-kInf, f};
+}
 }  // namespace
 
 ir::Node* only_reader(const ir::Graph& g, const ir::Value* v) { return has_single_use(g, v) ? v->users()[0] : nullptr; }
 
 Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
-                        int rank, int axis, int64_t n, DType dt) {
+                        int rank, int axis, int64_t n, DType dt, bool allow_clamp) {
   Epilogue e;
   e.chain = {&producer};
   e.last = &producer;
@@ -121,6 +150,17 @@ Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::strin
     e.chain.push_back(next);
     e.last = next;
     e.what = next->op_type() + "(" + e.what + ")";
+    const bool clampable = e.activation->name == "relu" || e.activation->name == "leaky_relu";
+    ir::Node* after = only_reader(g, next->output(0));
+    if (allow_clamp && clampable && after && (dt == DType::kFloat32 || dt == DType::kFloat64) &&
+        elem_type(after->output(0)) == dt) {
+      if (auto c = clamp_of(*after, next->output(0))) {
+        e.activation->clamp = *c;
+        e.chain.push_back(after);
+        e.last = after;
+        e.what = after->op_type() + "(" + e.what + ")";
+      }
+    }
   }
   return e;
 }
@@ -130,24 +170,24 @@ std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
   const std::string& op = n.op_type();
   if (op == "Gelu") {  // two rows: the `approximate` attribute picks one
     const std::string a = n.attr_string("approximate", "none");
-    if (a == "none") return EpilogueActivation{"gelu", {}};
-    if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}};
+    if (a == "none") return EpilogueActivation{"gelu", {}, {}};
+    if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}, {}};
     return std::nullopt;
   }
   if (op == "Clip") {  // bounds from attributes before opset 11, from constant inputs after
     constexpr float kInf = std::numeric_limits<float>::infinity();
     if (n.opset() < 11) {
       if (n.num_inputs() != 1) return std::nullopt;
-      return EpilogueActivation{"clip", {n.attr_float("min", -kInf), n.attr_float("max", kInf)}};
+      return EpilogueActivation{"clip", {n.attr_float("min", -kInf), n.attr_float("max", kInf)}, {}};
     }
     auto lo = clip_bound(n, 1, -kInf), hi = clip_bound(n, 2, kInf);
     if (!lo || !hi) return std::nullopt;
-    return EpilogueActivation{"clip", {*lo, *hi}};
+    return EpilogueActivation{"clip", {*lo, *hi}, {}};
   }
   // The other rows of ir/activation_defs.inc: each parameter read from its attribute, or its default.
   for (const ir::ActivationInfo& a : ir::activations()) {
     if (a.onnx_op != op) continue;
-    EpilogueActivation e{std::string(a.name), {}};
+    EpilogueActivation e{std::string(a.name), {}, {}};
     for (int i = 0; i < a.max_params; ++i)
       e.params.push_back(n.attr_float(std::string(a.params[i].attribute), a.params[i].default_value));
     // Swish with alpha 1 is plain SiLU: written without parameters, as the fused ops have always had it.

@@ -52,7 +52,8 @@ bool is_last_axis(const std::vector<int64_t>& axes, int rank);
 struct EpilogueActivation {
   std::string name;
   std::vector<float> params;
-  std::vector<ir::Attribute> attributes() const;  // activation (+ activation_params)
+  std::vector<float> clamp;  // [lo, hi] applied after it, or empty (match_epilogue's allow_clamp)
+  std::vector<ir::Attribute> attributes() const;  // activation (+ activation_params, activation_clamp)
 };
 std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n);
 
@@ -70,9 +71,13 @@ struct Epilogue {
   std::optional<EpilogueActivation> activation;
   std::string what;  // "Relu(Add(MatMul(X, W), b))", for the rewrite log
 };
-// allow_bias false: only an activation is matched.
+// allow_bias false: only an activation is matched. allow_clamp (float32 / float64 only): after a Relu
+// or LeakyRelu, also a Max or Min with a scalar constant or a Clip with constant bounds (the fused
+// op's activation_clamp, backend/cpu/kernels/util/activation.h's ClampedOp), when it computes the
+// same bits: the constant must not come first unless it is nonzero (Max(0, -0) is +0, the clamp
+// -0), and a float must hold it exactly.
 Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
-                        int rank, int axis, int64_t n, DType dt);
+                        int rank, int axis, int64_t n, DType dt, bool allow_clamp = false);
 
 // A tensor of element type `dtype` (a float type) and shape `shape` holding `values`
 // (rounded to the type).

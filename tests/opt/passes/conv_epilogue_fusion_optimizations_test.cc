@@ -55,6 +55,32 @@ TEST(ConvEpilogueFusionOptimizations, LeavesSharedOutputsAndOtherBroadcastsAlone
   EXPECT_EQ(r.ops_after.count("sdx.FusedConv"), 0u);
 }
 
+// A Max / Min with a scalar constant or a constant Clip after Relu / LeakyRelu joins the FusedConv as
+// its activation_clamp (openWakeWord: Max(LeakyRelu(BN(Conv)), -0.4)); not a zero constant first
+// (Max(0, -0) is +0), not after another activation, not a non-scalar.
+TEST(ConvEpilogueFusionOptimizations, ClampAfterReluOrLeakyReluJoins) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    auto conv = [&](const std::string& k) {
+      return b.op("Conv", {x, b.constant("w" + k, random_f32({4, 3, 3, 3}, 20)), b.constant("b" + k, random_f32({4}, 21))},
+                  {attr_ints("pads", {1, 1, 1, 1})});
+    };
+    ir::Value* lr = b.op("LeakyRelu", {conv("1")}, {attr_f("alpha", 0.2f)});
+    b.output(b.op("Max", {lr, b.constant("c1", f32({-0.4f}, {}))}));                        // joins
+    b.output(b.op("Min", {b.constant("c2", f32({0.5f}, {1})), b.op("Relu", {conv("2")})}));  // joins
+    b.output(b.op("Clip", {b.op("Relu", {conv("3")}), b.constant("lo", f32({0.1f}, {})), b.constant("hi", f32({2.f}, {}))}));  // joins
+    b.output(b.op("Max", {b.constant("z", f32({0.f}, {})), b.op("Relu", {conv("4")})}));     // zero first: stays
+    b.output(b.op("Max", {b.op("Sigmoid", {conv("5")}), b.constant("c5", f32({0.6f}, {}))}));  // after Sigmoid: stays
+    b.output(b.op("Max", {b.op("Relu", {conv("6")}), b.constant("c6", random_f32({1, 4, 1, 1}, 22))}));  // per channel: stays
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({1, 3, 8, 8}, 4)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 6);
+  // The Min, the Clip and the first Max are gone into their FusedConvs.
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.FusedConv", 6}, {"Max", 3}}));
+}
+
 TEST(ConvEpilogueFusionOptimizations, ConvBatchNormSiluBecomesOneFusedConv) {
   // The YOLO block: Conv -> BatchNormalization -> x * Sigmoid(x).
   auto build = [] {

@@ -1,5 +1,6 @@
 // sdx.FusedConv against the unfused Conv -> activation: bitwise, every activation and float
-// type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form. With a
+// type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form; a clamp
+// after the activation (activation_clamp) against Max / Min. With a
 // residual R (4th input) against the unfused Conv -> Add(R) -> activation, bitwise, the same way.
 #include "backend/cpu/onednn/onednn.h"
 #include "fused_test_util.h"
@@ -68,6 +69,36 @@ TEST(FusedConv, BoundFormReplaysBitwise) {
     expect_bound_matches(fused_conv({x, w, b}, {attr_ints("pads", {1, 1, 1, 1}), attr_s("activation", "relu")}),
                          {1, 2}, heap);
     expect_bound_matches(fused_conv({x, w}, {attr_s("activation", "hard_swish")}), {1}, heap);
+  }
+}
+
+// activation_clamp: Max(LeakyRelu(Conv), c) and Min(Relu(Conv), c) as one FusedConv, bitwise, on
+// oneDNN's direct kernel (group 1), the depthwise kernel (one channel per group, odd width for the
+// tails) and float64's reference.
+TEST(FusedConv, ClampAfterActivationMatchesMaxOrMinBitwise) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  struct Case {
+    std::vector<int64_t> x, w;
+    int64_t group;
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    for (const Case& c : {Case{{1, 5, 9, 7}, {6, 5, 3, 3}, 1}, Case{{1, 24, 7, 13}, {24, 1, 3, 3}, 24}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " group " + std::to_string(c.group));
+      const Tensor x = random_tensor(dt, c.x, 14), w = random_tensor(dt, c.w, 15, -0.5f, 0.5f);
+      const Tensor b = random_tensor(dt, {c.w[0]}, 16);
+      const std::vector<ir::Attribute> conv = {attr_i("group", c.group), attr_ints("pads", {1, 1, 1, 1})};
+      const Tensor y = must_run("Conv", {x, w, b}, conv);
+      const Tensor leaky = must_run("LeakyRelu", {y}, {attr_f("alpha", 0.2f)});
+      auto fused = run_single(fused_conv({x, w, b}, with(conv, {attr_s("activation", "leaky_relu"),
+                                                                  attr_floats("activation_params", {0.2f}),
+                                                                  attr_floats("activation_clamp", {-0.4f, kInf})})));
+      ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+      EXPECT_TRUE(same_bits(*fused, must_run("Max", {leaky, scalar_of(dt, -0.4f)})));
+      auto relu_min = run_single(
+          fused_conv({x, w, b}, with(conv, {attr_s("activation", "relu"), attr_floats("activation_clamp", {-kInf, 0.5f})})));
+      ASSERT_TRUE(relu_min.is_ok()) << relu_min.status().to_string();
+      EXPECT_TRUE(same_bits(*relu_min, must_run("Min", {must_run("Relu", {y}), scalar_of(dt, 0.5f)})));
+    }
   }
 }
 
@@ -142,6 +173,13 @@ TEST(FusedConv, BadInputsAreErrors) {
                    .is_ok());
   EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
                                      {attr_s("activation", "leaky_relu"), attr_floats("activation_params", {1, 2})}))
+                   .is_ok());
+  // A clamp after an activation without a clamped form, or of the wrong length.
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "sigmoid"), attr_floats("activation_clamp", {0, 1})}))
+                   .is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "relu"), attr_floats("activation_clamp", {0})}))
                    .is_ok());
   // A residual of another shape (it does not broadcast) or type.
   const Tensor w = random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11);

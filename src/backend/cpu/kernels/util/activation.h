@@ -21,6 +21,7 @@
 //   "none"         -                   x
 //   "leaky_relu"   [alpha=0.01]        LeakyRelu(alpha)
 //   "clip"         [min, max]          Clip(min, max) (min(max(x, lo), hi), NaN passes)
+//   with activation_clamp [lo, hi] (after relu or leaky_relu): Clip(lo, hi) of the activation
 //   ... every name, its ONNX op and its parameters with their defaults: ir/activation_defs.inc.
 //
 // NaN and infinities: every functor propagates a NaN input to a NaN output, as the ONNX reference
@@ -220,6 +221,23 @@ struct ClipOp {
   }
 };
 
+// An activation, then a clamp: the fused ops' `activation_clamp` attribute ([lo, hi]), what a Max / Min
+// of a constant or a Clip after the activation computes (openWakeWord's Max(LeakyRelu(x), -0.4)).
+// Lane form only, so it exists for the activations that have one (FusedActivation::make).
+template <typename F>
+struct ClampedOp {
+  F f;
+  ClipOp clamp;
+  template <typename V>
+  V lanes(V v) const {
+    return clamp.lanes(f.lanes(v));
+  }
+  template <typename C>
+  C operator()(C x) const {
+    return clamp(f(x));
+  }
+};
+
 // y[j] = f(y[j] + b[j * b_step]) for j < n (b_step 0: one bias for the row; b null: f(y[j])), for
 // float or double. Functors with a lane form (no activation, Relu, LeakyRelu, Clip, HardSigmoid,
 // HardSwish; float_row.h) run on 16-byte vectors (GCC/Clang vector extensions, plain SSE2) with the
@@ -276,15 +294,27 @@ class FusedActivation {
  public:
   using Kind = ir::ActivationKind;
 
-  // Reads `activation` and `activation_params`; unknown names and wrong parameter counts fail.
+  // Reads `activation`, `activation_params` and `activation_clamp`; unknown names, wrong parameter
+  // counts and a clamp after an activation without a clamped form fail.
   static Result<FusedActivation> from_node(const ir::Node& node) {
-    return make(node.attr_string("activation", "none"), node.attr_floats("activation_params"));
+    return make(node.attr_string("activation", "none"), node.attr_floats("activation_params"),
+                node.attr_floats("activation_clamp"));
   }
-  // The names, their parameter counts and defaults: ir/activation_defs.inc.
-  static Result<FusedActivation> make(const std::string& name, const std::vector<float>& params) {
+  // The names, their parameter counts and defaults: ir/activation_defs.inc. clamp: empty, or [lo, hi]
+  // applied after the activation (relu and leaky_relu only).
+  static Result<FusedActivation> make(const std::string& name, const std::vector<float>& params,
+                                      const std::vector<float>& clamp = {}) {
     FusedActivation a;
     const ir::ActivationInfo* info = name == "none" ? nullptr : ir::find_activation(name);
     if (name != "none" && !info) return invalid_argument("unknown activation '" + name + "'");
+    if (!clamp.empty()) {
+      if (clamp.size() != 2) return invalid_argument("activation_clamp takes 2 values [lo, hi], got " + std::to_string(clamp.size()));
+      if (!info || (info->kind != Kind::kRelu && info->kind != Kind::kLeakyRelu))
+        return invalid_argument("activation_clamp follows only activation 'relu' or 'leaky_relu', not '" + name + "'");
+      a.clamped_ = true;
+      a.clamp_.lo = clamp[0];
+      a.clamp_.hi = clamp[1];
+    }
     const size_t lo = info ? static_cast<size_t>(info->min_params) : 0, hi = info ? static_cast<size_t>(info->max_params) : 0;
     if (params.size() < lo || params.size() > hi)
       return invalid_argument("activation '" + name + "' takes " + std::to_string(lo) + ".." + std::to_string(hi) +
@@ -316,6 +346,10 @@ class FusedActivation {
   // Calls f(functor) with the concrete functor of this activation; returns what f returns.
   template <typename F>
   decltype(auto) visit(F&& f) const {
+    if (clamped_) [[unlikely]] {
+      if (kind_ == Kind::kRelu) return f(ClampedOp<ReluOp>{{}, clamp_});
+      return f(ClampedOp<LeakyReluOp>{leaky_, clamp_});  // make() allows no other
+    }
     switch (kind_) {
       case Kind::kRelu:
         return f(ReluOp{});
@@ -344,6 +378,8 @@ class FusedActivation {
 
  private:
   Kind kind_ = Kind::kNone;
+  bool clamped_ = false;  // clamp_ applies after the activation
+  ClipOp clamp_;
   LeakyReluOp leaky_;
   GeluOp gelu_;
   SwishOp swish_;

@@ -183,7 +183,50 @@ TEST(Activation, FusedActivationTakesEveryRowOfTheTable) {
   }
   EXPECT_TRUE(FusedActivation::make("none", {}).is_ok());
   EXPECT_FALSE(FusedActivation::make("none", {1.f}).is_ok());
+  // activation_clamp: two bounds, after relu or leaky_relu only.
+  EXPECT_FALSE(FusedActivation::make("none", {}, {0.f, 1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("tanh", {}, {0.f, 1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("relu", {}, {0.f}).is_ok());
   EXPECT_FALSE(FusedActivation::make("swish", {}).is_ok());  // the table's name is "silu"
+}
+
+}  // namespace
+}  // namespace sdx::cpu
+
+namespace sdx::cpu {
+namespace {
+
+// A clamp after LeakyRelu: Clip(LeakyRelu(x)) per element, the same bits in the lane form (every lane
+// and tail of epilogue_row, with and without a bias) as in the scalar functor; NaN passes.
+TEST(Activation, ClampAfterLeakyReluAtEveryLaneAndTail) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const FusedActivation act = FusedActivation::make("leaky_relu", {0.2f}, {-0.4f, kInf}).value();
+  EXPECT_EQ(act.kind(), FusedActivation::Kind::kLeakyRelu);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {-5.f, -2.f, -1.f, -0.f, 0.f, 0.5f, 3.f, nan, -kInf, kInf, -2.1f};
+  act.visit([&](auto f) {
+    EXPECT_EQ(f(-5.f), -0.4f);
+    EXPECT_EQ(f(-1.f), -0.2f);
+    EXPECT_EQ(f(3.f), 3.f);
+    EXPECT_TRUE(std::isnan(f(nan)));
+    for (size_t n = 1; n <= xs.size(); ++n) {
+      std::vector<float> y(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n)), b(n, 0.25f);
+      std::vector<float> yb = y;
+      epilogue_row(f, y.data(), static_cast<const float*>(nullptr), static_cast<int64_t>(n));
+      epilogue_row(f, yb.data(), b.data(), static_cast<int64_t>(n));
+      for (size_t i = 0; i < n; ++i) {
+        const float want = std::max(-0.4f, xs[i] >= 0 ? xs[i] : 0.2f * xs[i]);
+        const float want_b = f(xs[i] + 0.25f);
+        if (std::isnan(xs[i])) {
+          EXPECT_TRUE(std::isnan(y[i]) && std::isnan(yb[i]));
+        } else {
+          EXPECT_EQ(y[i], want) << i << " of " << n;
+          EXPECT_EQ(yb[i], want_b) << i << " of " << n;
+        }
+      }
+    }
+    return 0;
+  });
 }
 
 }  // namespace
