@@ -83,7 +83,7 @@ Result<std::string> query_compiler_version(const std::string& compiler, const st
 Status compile_shared_library(const std::string& compiler, const std::string& source, const std::string& output,
                               const std::string& log_path, const std::atomic<bool>* cancel) {
   std::vector<std::string> argv = {compiler};
-  std::stringstream flags(kCompileFlags);
+  std::stringstream flags(compile_flags());
   for (std::string f; flags >> f;) argv.push_back(f);
   argv.insert(argv.end(), {"-o", output, source, "-lm"});
   Result<int> rc = run_process(argv, log_path, cancel, kCompileTimeoutS);

@@ -4,13 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/simd/isa.h"
+
 namespace sdx::jit {
 namespace {
 
 // One definition per function name of jit_ops.inc, with the CPU kernels' formulas
 // (backend/cpu/kernels/elementwise_*.cc, backend/cpu/kernels/util/activation.h) for float, NaN semantics
 // included: a NaN operand gives NaN (Relu is `x <= 0 ? 0 : x`, never `x > 0 ? x : 0`; Max/Min test
-// isnan first), which kCompileFlags preserve (no -ffast-math / -ffinite-math-only, which would let the compiler assume no NaN and fold these tests away).
+// for NaN first), which kCompileFlags preserve (no -ffast-math / -ffinite-math-only, which would let the compiler assume no NaN and fold these tests away).
 constexpr const char* kPrelude = R"(#include <math.h>
 /* The loop below is vectorized (GCC: the "cheap" cost model; -O2's default refuses a loop whose
    bounds are not constants), so the selects of Relu, Max and Min become vector compares and blends:
@@ -23,20 +25,23 @@ static inline float sdx_add(float a, float b) { return a + b; }
 static inline float sdx_sub(float a, float b) { return a - b; }
 static inline float sdx_mul(float a, float b) { return a * b; }
 static inline float sdx_div(float a, float b) { return a / b; }
+/* Max / Min: a if a is NaN, else b if b is NaN, else the kernels' select; as three selects, which
+   vectorize (the early returns did not: 310 us -> 7.6 us for LeakyRelu + Max on 56832 floats). */
 static inline float sdx_max(float a, float b) {
-  if (__builtin_isnan(a)) return a;
-  if (__builtin_isnan(b)) return b;
-  return a < b ? b : a;
+  const float r = b != b ? b : (a < b ? b : a);
+  return a != a ? a : r;
 }
 static inline float sdx_min(float a, float b) {
-  if (__builtin_isnan(a)) return a;
-  if (__builtin_isnan(b)) return b;
-  return b < a ? b : a;
+  const float r = b != b ? b : (b < a ? b : a);
+  return a != a ? a : r;
 }
 static inline float sdx_neg(float x) { return -x; }
 static inline float sdx_abs(float x) { return fabsf(x); }
 static inline float sdx_relu(float x) { return x <= 0.0f ? 0.0f : x; } /* NaN passes; -0 gives +0 */
-static inline float sdx_leaky_relu(float x, float alpha) { return x >= 0.0f ? x : alpha * x; }
+static inline float sdx_leaky_relu(float x, float alpha) {
+  const float m = alpha * x; /* both arms, so the select vectorizes */
+  return x >= 0.0f ? x : m;
+}
 static inline float sdx_sqrt(float x) { return sqrtf(x); }
 static inline float sdx_reciprocal(float x) { return 1.0f / x; }
 static inline float sdx_floor(float x) { return floorf(x); }
@@ -58,7 +63,39 @@ std::string index_expr(const SegmentInput& in, int64_t numel) {
   return "(i / " + std::to_string(in.inner) + "LL) % " + std::to_string(in.count) + "LL";
 }
 
+bool broadcasting(const SegmentInput& in, int64_t numel) { return in.count != numel && in.count != 1; }
+
+int64_t gcd(int64_t a, int64_t b) {
+  while (b) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// The row length of the loop nest: the largest L dividing numel such that, within each row of L
+// elements (row r: elements r*L .. r*L+L-1), every broadcast input is read either at one index
+// (L divides its inner) or at consecutive indices (inner 1 and L divides its count). 0 when there
+// is no broadcast input (one flat loop) or L would be too short to vectorize.
+int64_t row_length(const std::vector<SegmentInput>& inputs, int64_t numel) {
+  int64_t l = 0;
+  for (const SegmentInput& in : inputs)
+    if (broadcasting(in, numel)) l = gcd(l, in.inner > 1 ? in.inner : in.count);
+  return l >= 8 ? l : 0;
+}
+
 }  // namespace
+
+std::string compile_flags() {
+  std::string flags = kCompileFlags;
+  switch (cpu::simd::active_isa()) {
+    case cpu::simd::Isa::kAvx512: flags += " -mavx512f -mavx512vl -mavx512bw -mavx512dq -mavx2"; break;
+    case cpu::simd::Isa::kAvx2: flags += " -mavx2"; break;
+    case cpu::simd::Isa::kScalar: break;
+  }
+  return flags;
+}
 
 std::string emit_cpp(const SegmentIR& ir) {
   const int64_t numel = ir.domain.numel();
@@ -74,16 +111,40 @@ std::string emit_cpp(const SegmentIR& ir) {
   for (size_t k = 0; k < ir.outputs.size(); ++k)
     s += "  float* out" + std::to_string(k) + " = out[" + std::to_string(k) + "];\n";
   s += "  if (begin < 0) begin = 0;\n  if (end > " + std::to_string(numel) + "LL) end = " + std::to_string(numel) + "LL;\n";
+  // Broadcast inputs: rows of L elements, in which each reads one element or consecutive ones, so
+  // the index arithmetic (a division) is done once per row and the inner loop vectorizes.
+  const int64_t row = row_length(ir.inputs, numel);
+  std::string indent = "    ";
+  if (row) {
+    const std::string l = std::to_string(row) + "LL";
+    s += "  for (long long r0 = begin / " + l + " * " + l + "; r0 < end; r0 += " + l + ") {\n";
+    s += "    const long long j0 = begin > r0 ? begin - r0 : 0, j1 = end - r0 < " + l + " ? end - r0 : " + l + ";\n";
+    for (size_t k = 0; k < ni; ++k) {
+      const SegmentInput& in = ir.inputs[k];
+      if (!broadcasting(in, numel)) continue;
+      const std::string at = in.inner > 1 ? "(r0 / " + std::to_string(in.inner) + "LL) % " + std::to_string(in.count) + "LL"
+                                          : "r0 % " + std::to_string(in.count) + "LL";
+      s += "    const float* row" + std::to_string(k) + " = in" + std::to_string(k) + " + " + at + ";\n";
+    }
+    indent = "      ";
+  }
   // ivdep: element i reads only index i of any input that shares memory with an output (the replay
   // snapshots the other overlapping inputs: runtime/replay.cc), so iterations are independent.
   s += "#pragma GCC ivdep\n";
-  s += "  for (long long i = begin; i < end; ++i) {\n";
+  if (row) {
+    s += "    for (long long j = j0; j < j1; ++j) {\n      const long long i = r0 + j;\n";
+  } else {
+    s += "  for (long long i = begin; i < end; ++i) {\n";
+  }
   std::vector<bool> loaded(ni, false);
   auto value = [&](int v) {
     if (v < static_cast<int>(ni) && !loaded[static_cast<size_t>(v)]) {
       loaded[static_cast<size_t>(v)] = true;
-      s += "    const float v" + std::to_string(v) + " = in" + std::to_string(v) + "[" +
-           index_expr(ir.inputs[static_cast<size_t>(v)], numel) + "];\n";
+      const SegmentInput& in = ir.inputs[static_cast<size_t>(v)];
+      std::string at = index_expr(in, numel);
+      if (row && broadcasting(in, numel)) at = in.inner > 1 ? "row" + std::to_string(v) + "[0" : "row" + std::to_string(v) + "[j";
+      else at = "in" + std::to_string(v) + "[" + at;
+      s += indent + "const float v" + std::to_string(v) + " = " + at + "];\n";
     }
     return "v" + std::to_string(v);
   };
@@ -94,12 +155,12 @@ std::string emit_cpp(const SegmentIR& ir) {
     if (info.arity == 2) call += ", " + value(in.args[1]);
     if (in.op == JitOp::kLeakyRelu) call += ", " + float_literal(in.param);
     call += ")";
-    s += "    const float v" + std::to_string(ni + j) + " = " + call + ";\n";
+    s += indent + "const float v" + std::to_string(ni + j) + " = " + call + ";\n";
   }
   std::vector<std::string> stored;
   for (size_t k = 0; k < ir.outputs.size(); ++k) stored.push_back(value(ir.outputs[k]));
-  for (size_t k = 0; k < ir.outputs.size(); ++k) s += "    out" + std::to_string(k) + "[i] = " + stored[k] + ";\n";
-  s += "  }\n}\n";
+  for (size_t k = 0; k < ir.outputs.size(); ++k) s += indent + "out" + std::to_string(k) + "[i] = " + stored[k] + ";\n";
+  s += row ? "    }\n  }\n}\n" : "  }\n}\n";
   return s;
 }
 

@@ -15,7 +15,8 @@
 // formula of the CPU kernel (same float operations in the same order, the same libm calls, the same
 // NaN propagation), and kCompileFlags keeps the compiler from reassociating, contracting or assuming
 // finite values (-fno-fast-math: no -ffinite-math-only, under which `isnan` folds to false;
-// -ffp-contract=off).
+// -ffp-contract=off). The prelude writes every select branch-free (both arms computed, NaN tests as
+// `x != x`), so the loop vectorizes at the ISA of compile_flags().
 //
 //   std::string src = emit_cpp(ir);
 #pragma once
@@ -27,8 +28,15 @@
 namespace sdx::jit {
 
 inline constexpr const char* kJitAbi = "sdx-jit-cpp/1";
-// Part of the disk-cache key (disk_cache.h).
-inline constexpr const char* kCompileFlags = "-std=c++17 -O2 -fPIC -shared -fno-fast-math -ffp-contract=off -w";
+// -fno-trapping-math only lets the compiler evaluate both arms of a select (LeakyRelu's alpha * x)
+// and so vectorize it; no result changes.
+inline constexpr const char* kCompileFlags =
+    "-std=c++17 -O2 -fPIC -shared -fno-fast-math -ffp-contract=off -fno-trapping-math -w";
+
+// kCompileFlags plus the instruction set of the hand kernels (simd::active_isa(): -mavx2, or
+// AVX-512's F/VL/BW/DQ), so a generated loop runs at the width the unfused kernels run at. Part of
+// the disk-cache key (disk_cache.h): a kernel built for one level is never loaded at another.
+std::string compile_flags();
 
 std::string emit_cpp(const SegmentIR& ir);
 

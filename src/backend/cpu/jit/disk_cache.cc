@@ -91,7 +91,7 @@ std::string DiskCache::key(const std::string& source, const std::string& compile
   h = fnv1a64(std::string_view("\0", 1), h);
   h = fnv1a64(compiler_version, h);
   h = fnv1a64(std::string_view("\0", 1), h);
-  h = fnv1a64(kCompileFlags, h);
+  h = fnv1a64(compile_flags(), h);
   h = fnv1a64(std::string_view("\0", 1), h);
   h = fnv1a64(kJitAbi, h);
   return hex64(h);
