@@ -716,6 +716,8 @@ class PySession {
       row["score"] = s.score;
       row["state"] = s.state;
       row["status"] = s.status;
+      row["fused_us"] = s.fused_us;
+      row["unfused_us"] = s.unfused_us;
       segs.append(row);
     }
     d["jit_segments"] = segs;

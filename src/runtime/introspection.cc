@@ -62,7 +62,7 @@ Result<std::vector<RecordedSlot>> run_captured(const Session& session, const std
     info.jit_threshold = e.jit()->threshold;
     for (const PlannedSegment& s : e.jit()->segments)
       info.jit_segments.push_back({s.segment.first_step, s.segment.last_step, s.segment.ir.describe(), s.score.score,
-                                   jit::segment_state_name(s.state()), s.status()});
+                                   jit::segment_state_name(s.state()), s.status(), s.fused_us, s.unfused_us});
   }
   info.phase = plan_phase_name(e.phase());
   info.fallback = rep.fallback_reason ? rep.fallback_reason : "";

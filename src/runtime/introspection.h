@@ -45,6 +45,7 @@ struct JitSegmentReport {
   double score = 0;
   std::string state;        // FUSED, COMPILING, READY, FAILED, REJECTED, BELOW_THRESHOLD
   std::string status;       // the state with its reason
+  double fused_us = 0, unfused_us = 0;  // timed in the replay that checked the kernel (0 before)
 };
 
 struct PlanIntrospection {

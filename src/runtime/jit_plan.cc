@@ -28,9 +28,13 @@ std::string PlannedSegment::status() const {
   }
   if (!not_fused_why.empty()) return s + ": " + not_fused_why + " (the unfused steps run)";
   std::string how = compiled->cache_hit() ? "disk cache hit" : "compiled";
+  char buf[96];
   if (!compiled->cache_hit() && compiled->compile_seconds() > 0) {
-    char buf[48];
     std::snprintf(buf, sizeof buf, " in %.2f s", compiled->compile_seconds());
+    how += buf;
+  }
+  if (fused) {
+    std::snprintf(buf, sizeof buf, "; %.1f us fused, %.1f us unfused", fused_us, unfused_us);
     how += buf;
   }
   if (!fused) how += "; swapped in at the next replay";
@@ -47,6 +51,7 @@ std::unique_ptr<JitPlan> make_jit_plan(const plan::Plan& plan, const std::vector
                                        jit::JitEngine& engine) {
   auto jp = std::make_unique<JitPlan>();
   jp->threshold = engine.options().fusion_score_threshold;
+  jp->keep_only_faster = engine.options().keep_only_faster;
   for (jit::Segment& seg : jit::find_segments(plan, types)) {
     PlannedSegment ps;
     ps.score = jit::score_fusion(seg.ir);

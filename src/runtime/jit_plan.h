@@ -5,8 +5,8 @@
 // Lifecycle: Session::freeze builds it (end of warmup) and requests the kernels: a disk-cache hit
 // is READY at once, anything else compiles in the background. The replay handle (replay.h) swaps
 // a READY kernel in at the first replay that finds it ready, after checking in that very call
-// that it reproduces the unfused steps' outputs bit for bit; until then, and for good when the
-// compile fails or the check does, the unfused bound steps run. Written and read only by the
+// that it reproduces the unfused steps' outputs bit for bit and runs no slower than they do; until
+// then, and for good when the compile fails or a check does, the unfused bound steps run. Written and read only by the
 // entry's owner (one caller at a time); CompiledSegment::state() is the only cross-thread read.
 //
 //   for (const PlannedSegment& s : entry.jit()->segments) printf("%s\n", s.status().c_str());
@@ -33,6 +33,9 @@ struct PlannedSegment {
   std::shared_ptr<jit::CompiledSegment> compiled;  // null when the score is below the threshold
   bool fused = false;          // replaced its steps in the replay handle
   std::string not_fused_why;   // set when a READY kernel could not replace the steps
+  // Measured in the replay that checked the kernel (0 before): the fused kernel (the best of 3 runs)
+  // and the unfused steps it replaces. A kernel slower than the steps is not swapped in.
+  double fused_us = 0, unfused_us = 0;
 
   // kFused, kCompiling, kReady (swapped in at the next replay), kFailed, kRejected, kBelowThreshold
   // (backend/cpu/jit/jit_states.inc; jit::segment_state_name prints them).
@@ -43,6 +46,7 @@ struct PlannedSegment {
 
 struct JitPlan {
   double threshold = 0;
+  bool keep_only_faster = true;  // JitOptions::keep_only_faster
   std::vector<PlannedSegment> segments;
   int count(jit::SegmentState state) const;
 };

@@ -1,5 +1,8 @@
 #include "runtime/replay.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <unordered_set>
 
@@ -434,6 +437,7 @@ void ReplayHandle::arm_segments(PlanEntry& entry) {
     a.scratch.assign(a.out.size(), std::vector<float>(static_cast<size_t>(n)));
     for (auto& v : a.scratch) a.scratch_out.push_back(v.data());
     a.kernel = jit::bind_segment(a.compiled, a.in, a.out, snapshot);
+    a.probe = jit::bind_segment(a.compiled, a.in, a.scratch_out, std::vector<bool>(a.in.size(), false));
     armed_.push_back(std::move(a));
   }
   // The swapping replay then allocates nothing (zero-allocation tests may hit it at any call).
@@ -447,6 +451,21 @@ bool ReplayHandle::segment_resolved() const {
   return false;
 }
 
+Status ReplayHandle::probe_segment(ArmedSegment& a) {
+  // Every input of the segment is final here, and no output is written yet. The best of 3 runs:
+  // the first may fault in the library's pages and the scratch.
+  a.fused_ns = INT64_MAX;
+  for (int r = 0; r < 3; ++r) {
+    const uint64_t t0 = obs::now_ns();
+    SDX_RETURN_IF_ERROR(a.probe->run(), "JIT segment");
+    if constexpr (obs::kTestHooks)  // the fused kernel is slowed wherever it runs
+      if (obs::observers() & obs::kObserveSlowdown) obs::apply_test_slowdown(jit_segment_op_name(), obs::now_ns() - t0);
+    a.fused_ns = std::min(a.fused_ns, static_cast<int64_t>(obs::now_ns() - t0));
+  }
+  a.unfused_from_ns = static_cast<int64_t>(obs::now_ns());
+  return Status::ok();
+}
+
 Status ReplayHandle::replay_swapping(bool* diverged) {
   // The states are read once: a kernel that becomes READY during this call waits for the next.
   for (ArmedSegment& a : armed_) {
@@ -454,63 +473,19 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
     a.matched = false;
   }
   for (const Op& op : ops_) {
-    for (ArmedSegment& a : armed_) {
-      if (!a.probing || jit_->segments[a.segment].segment.first_step != op.step) continue;
-      // Every input of the segment is final here, and no output is written yet.
-      jit::run_segment(*a.compiled, a.in.data(), a.scratch_out.data());
-    }
+    for (ArmedSegment& a : armed_)
+      if (a.probing && jit_->segments[a.segment].segment.first_step == op.step) SDX_RETURN_IF_ERROR(probe_segment(a), "");
     SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
     if (*diverged) return Status::ok();
     for (ArmedSegment& a : armed_) {
       if (!a.probing || jit_->segments[a.segment].segment.last_step != op.last_step) continue;
+      a.unfused_ns = static_cast<int64_t>(obs::now_ns()) - a.unfused_from_ns;
       a.matched = true;
       for (size_t k = 0; k < a.out.size(); ++k)
         a.matched = a.matched && std::memcmp(a.out[k], a.scratch[k].data(), a.scratch[k].size() * sizeof(float)) == 0;
     }
   }
-  // Resolve: swap the matching kernels in, drop the failed and mismatching ones, keep the rest armed.
-  // No allocation: kernels were bound when armed and owned_/spare_ops_ have room.
-  bool any = false;
-  for (ArmedSegment& a : armed_) {
-    PlannedSegment& ps = jit_->segments[a.segment];
-    if (!a.probing) continue;
-    if (!a.matched) {
-      ps.not_fused_why = "its outputs differ from the unfused kernels' in a bitwise check";
-      a.kernel.reset();
-      continue;
-    }
-    ps.fused = true;
-    any = true;
-    ++num_fused_;
-  }
-  if (any) {
-    spare_ops_.clear();
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      const ArmedSegment* sw = nullptr;
-      for (const ArmedSegment& a : armed_)
-        if (a.probing && a.matched && jit_->segments[a.segment].segment.first_step == ops_[i].step) sw = &a;
-      if (!sw) {
-        spare_ops_.push_back(ops_[i]);
-        continue;
-      }
-      const int last = jit_->segments[sw->segment].segment.last_step;
-      Op fused = ops_[i];
-      fused.bound = sw->kernel.get();
-      fused.last_step = last;
-      fused.op_name = jit_segment_op_name();
-      size_t j = i;
-      while (ops_[j].last_step < last) ++j;
-      fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous
-      fused.profile = StepProfile{};
-      for (size_t k = i; k <= j; ++k) fused.profile.bytes += ops_[k].profile.bytes;
-      spare_ops_.push_back(fused);
-      i = j;
-    }
-    ops_.swap(spare_ops_);
-    build_groups();
-    for (ArmedSegment& a : armed_)
-      if (a.probing && a.matched) owned_.push_back(std::move(a.kernel));
-  }
+  if (resolve_segments()) swap_in_fused();
   size_t keep = 0;
   for (size_t i = 0; i < armed_.size(); ++i) {
     ArmedSegment& a = armed_[i];
@@ -520,6 +495,65 @@ Status ReplayHandle::replay_swapping(bool* diverged) {
   }
   while (armed_.size() > keep) armed_.pop_back();
   return Status::ok();
+}
+
+bool ReplayHandle::resolve_segments() {
+  // The probed kernels that matched bit for bit and ran no slower stay matched (swapped in next);
+  // the others are dropped with their reason.
+  bool any = false;
+  for (ArmedSegment& a : armed_) {
+    PlannedSegment& ps = jit_->segments[a.segment];
+    if (!a.probing) continue;
+    ps.fused_us = static_cast<double>(a.fused_ns) / 1e3;
+    ps.unfused_us = static_cast<double>(a.unfused_ns) / 1e3;
+    if (a.matched && jit_->keep_only_faster && a.fused_ns > a.unfused_ns) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "it ran slower fused (%.1f us, best of 3) than unfused (%.1f us)", ps.fused_us,
+                    ps.unfused_us);
+      ps.not_fused_why = buf;
+      a.matched = false;
+    } else if (!a.matched) {
+      ps.not_fused_why = "its outputs differ from the unfused kernels' in a bitwise check";
+    }
+    if (!a.matched) {
+      a.kernel.reset();
+      continue;
+    }
+    ps.fused = true;
+    any = true;
+    ++num_fused_;
+  }
+  return any;
+}
+
+void ReplayHandle::swap_in_fused() {
+  // No allocation: kernels were bound when armed and owned_/spare_ops_ have room.
+  spare_ops_.clear();
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const ArmedSegment* sw = nullptr;
+    for (const ArmedSegment& a : armed_)
+      if (a.probing && a.matched && jit_->segments[a.segment].segment.first_step == ops_[i].step) sw = &a;
+    if (!sw) {
+      spare_ops_.push_back(ops_[i]);
+      continue;
+    }
+    const int last = jit_->segments[sw->segment].segment.last_step;
+    Op fused = ops_[i];
+    fused.bound = sw->kernel.get();
+    fused.last_step = last;
+    fused.op_name = jit_segment_op_name();
+    size_t j = i;
+    while (ops_[j].last_step < last) ++j;
+    fused.release_end = ops_[j].release_end;  // the segment's steps' releases are contiguous
+    fused.profile = StepProfile{};
+    for (size_t k = i; k <= j; ++k) fused.profile.bytes += ops_[k].profile.bytes;
+    spare_ops_.push_back(fused);
+    i = j;
+  }
+  ops_.swap(spare_ops_);
+  build_groups();
+  for (ArmedSegment& a : armed_)
+    if (a.probing && a.matched) owned_.push_back(std::move(a.kernel));
 }
 
 Status ReplayHandle::run_bound_observed(const Op& op) {

@@ -128,7 +128,11 @@ class ReplayHandle {
     std::vector<std::vector<float>> scratch;  // the kernel's outputs in the checking replay
     std::vector<float*> scratch_out;          // their addresses
     std::unique_ptr<backend::BoundKernel> kernel;  // bound when armed, so swapping allocates nothing
+    // The same kernel bound to the scratch outputs: run (on the intra-op threads, as `kernel` would
+    // be) and timed in the checking replay.
+    std::unique_ptr<backend::BoundKernel> probe;
     bool probing = false, matched = false;
+    int64_t fused_ns = 0, unfused_ns = 0, unfused_from_ns = 0;  // the checking replay's timings
   };
   static void copy_input(const InputCopy& c, const void* src);
   void copy_inputs(const TensorArg* args) const;
@@ -141,6 +145,12 @@ class ReplayHandle {
   bool segment_resolved() const;
   // A replay that checks the READY kernels against the unfused steps, then swaps them in.
   Status replay_swapping(bool* diverged);
+  // Runs a READY kernel into its scratch, timed (replay_swapping, at the segment's first step).
+  Status probe_segment(ArmedSegment& a);
+  // Records each probed kernel's check and timing; true when one is to be swapped in.
+  bool resolve_segments();
+  // Replaces the steps of every matched kernel with one fused op.
+  void swap_in_fused();
   // Removes the elided view steps from ops_ (end of capture, after arm_segments).
   void drop_elided();
   // Graph inputs read only by `node` whose bound call offers them a place in its output: their

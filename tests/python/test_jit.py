@@ -138,3 +138,47 @@ def test_cli_inspect_jit(tmp_path):
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "FAILED" in out.stdout and "/bin/false" in out.stdout
+
+
+@pytest.mark.skipif(not _have_compiler(), reason="no C++ compiler")
+@pytest.mark.skipif(not hasattr(sdx._sdx, "_test_set_slowdown"),
+                    reason="release build: the test-only slowdown hook is compiled out")
+def test_a_kernel_slower_than_its_steps_stays_out_and_times_are_reported(tmp_path):
+    """jit_keep_only_faster (on by default): the replay that checks a kernel's bits also times it against
+    the steps it replaces. A 24-step chain fuses, its kernel faster; slowed 200x by the test hook (which slows
+    the kernel wherever it runs), it is REJECTED with both times, and the unfused steps keep running."""
+    model = _chain().SerializeToString()
+    x = np.random.default_rng(2).standard_normal((1, 16)).astype(np.float32)
+
+    def segment(slowdown):
+        sess = sdx.InferenceSession(model, _options(tmp_path))
+        sdx._sdx._test_set_slowdown("sdx.JitSegment", slowdown)
+        try:
+            sess.run(None, {"x": x})
+            assert sess.wait_for_jit(120)
+            for _ in range(3):
+                _, rep = sess.run_with_report(None, {"x": x})
+            (seg,) = sess.introspect({"x": x})["jit_segments"]  # a context of its own, checked the same way
+        finally:
+            sdx._sdx._test_set_slowdown("sdx.JitSegment", 1.0)
+        return seg, rep
+
+    seg, rep = segment(1.0)
+    assert seg["state"] == "FUSED" and rep["jit_fused_segments"] == 1, seg["status"]
+    assert 0 < seg["fused_us"] <= seg["unfused_us"]
+    assert "us fused" in seg["status"] and "us unfused" in seg["status"]
+    seg, rep = segment(200.0)
+    assert seg["state"] == "REJECTED" and rep["jit_fused_segments"] == 0, seg["status"]
+    assert "slower fused" in seg["status"] and seg["fused_us"] > seg["unfused_us"] > 0
+    off = _options(tmp_path)
+    off.jit_keep_only_faster = False
+    sess = sdx.InferenceSession(model, off)
+    sdx._sdx._test_set_slowdown("sdx.JitSegment", 200.0)
+    try:
+        sess.run(None, {"x": x})
+        assert sess.wait_for_jit(120)
+        for _ in range(2):
+            _, rep = sess.run_with_report(None, {"x": x})
+    finally:
+        sdx._sdx._test_set_slowdown("sdx.JitSegment", 1.0)
+    assert rep["jit_fused_segments"] == 1  # off: the bitwise check alone decides
