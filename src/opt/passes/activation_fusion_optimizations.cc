@@ -8,8 +8,9 @@
 //     Mul(Mul(x, B), 0.5)  |  Mul(Mul(x, 0.5), B)  |  Mul(x, Mul(B, 0.5))
 //       -> Gelu(x) (opset 20, approximate="none")
 //   GELU, tanh form (gelu(x, approximate="tanh"), HF NewGELU): the same three outer shapes with
-//   B = Add(Tanh(Mul(Add(x, Mul(X3, 0.044715)), c)), 1), c ~ sqrt(2/pi), X3 = Pow(x, 3) or
-//   Mul(x, Mul(x, x)) or Mul(Mul(x, x), x)
+//   B = Add(Tanh(Mul(Add(x, T), c)), 1), c ~ sqrt(2/pi), T = 0.044715 x^3 as any tree of Muls of
+//   three x's (or Pow(x, 3)) and the constant: Mul(Pow(x, 3), 0.044715), Mul(Mul(x, Mul(x, x)), ..),
+//   JAX's Mul(x, Mul(x, Mul(x, 0.044715))) (Magika)
 //       -> Gelu(x) (opset 20, approximate="tanh")
 //   SiLU: Mul(x, Sigmoid(x)) -> Swish(x) (opset 24, alpha 1)
 //   Hard swish: Mul(x, HardSigmoid(x, alpha ~ 1/6, beta = 0.5)) -> HardSwish(x) (opset 14)
@@ -48,20 +49,31 @@ ir::Value* operand_with_scalar(const ir::Node* n, double value, double rel = 0.0
   return (rel == 0.0 ? *c == value : near(*c, value, rel)) ? other : nullptr;
 }
 
-// x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x); appends its nodes.
-bool match_cube(ir::Value* v, ir::Value* x, Match& m) {
-  if (ir::Node* p = producer_of(v, "Pow")) {
-    if (p->input(0) != x || !scalar_like(p->input(1), x) || *scalar_like(p->input(1), x) != 3.0) return false;
-    m.push_back(p);
-    return true;
-  }
-  ir::Node* outer = producer_of(v, "Mul");
-  if (!outer) return false;
-  ir::Value* sq = other_input(outer, x);
-  ir::Node* inner = producer_of(sq, "Mul");
-  if (!inner || inner->input(0) != x || inner->input(1) != x) return false;
-  m.push_back(outer);
-  m.push_back(inner);
+// 0.044715 * x^3 as a tree of Muls whose leaves are three x's (Pow(x, 3) counting as three) and one
+// scalar constant ~ 0.044715, in any order and nesting: Mul(Pow(x, 3), c), Mul(Mul(x, Mul(x, x)), c),
+// or JAX's Mul(x, Mul(x, Mul(x, c))). Appends its nodes.
+bool match_scaled_cube(ir::Value* v, ir::Value* x, Match& m) {
+  int xs = 0, constants = 0;
+  Match nodes;
+  auto walk = [&](auto&& self, ir::Value* u, int depth) -> bool {
+    if (!u) return false;
+    if (u == x) return ++xs <= 3;
+    if (auto c = scalar_like(u, x)) return ++constants == 1 && near(*c, kGeluCubic, kRel);
+    if (depth > 3) return false;
+    if (ir::Node* p = producer_of(u, "Pow")) {
+      auto e = scalar_like(p->input(1), x);
+      if (p->input(0) != x || !e || *e != 3.0) return false;
+      nodes.push_back(p);
+      xs += 3;
+      return xs <= 3;
+    }
+    ir::Node* mul = producer_of(u, "Mul");
+    if (!mul || mul->num_inputs() != 2) return false;
+    nodes.push_back(mul);
+    return self(self, mul->input(0), depth + 1) && self(self, mul->input(1), depth + 1);
+  };
+  if (!walk(walk, v, 0) || xs != 3 || constants != 1) return false;
+  m.insert(m.end(), nodes.begin(), nodes.end());
   return true;
 }
 
@@ -92,11 +104,8 @@ bool match_bracket(ir::Value* b, ir::Value* x, Match& m, bool* tanh_form) {
   if (!mul_k) return false;
   ir::Node* sum = producer_of(operand_with_scalar(mul_k, kSqrt2OverPi, kRel), "Add");
   if (!sum) return false;
-  ir::Node* cubic = producer_of(other_input(sum, x), "Mul");
-  if (!cubic) return false;
-  ir::Value* x3 = operand_with_scalar(cubic, kGeluCubic, kRel);
-  m.insert(m.end(), {add, th, mul_k, sum, cubic});
-  if (!x3 || !match_cube(x3, x, m)) return false;
+  m.insert(m.end(), {add, th, mul_k, sum});
+  if (!match_scaled_cube(other_input(sum, x), x, m)) return false;
   *tanh_form = true;
   return true;
 }

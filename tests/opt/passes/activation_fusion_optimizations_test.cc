@@ -50,11 +50,15 @@ TEST(ActivationFusionOptimizations, GeluTanhFormWithPowAndWithProducts) {
     };
     b.output(tanh_gelu(b.op("Pow", {x, b.constant("three", scalar(3.f))}), "1"));
     b.output(tanh_gelu(b.op("Mul", {x, b.op("Mul", {x, x})}), "2"));
+    // JAX (Magika): the constant innermost, x * (x * (x * 0.044715)), and Mul(x, Mul(B, 0.5)) outside.
+    ir::Value* t3 = b.op("Mul", {x, b.op("Mul", {x, b.op("Mul", {x, b.constant("c3", scalar(0.044715f))})})});
+    ir::Value* th3 = b.op("Tanh", {b.op("Mul", {b.op("Add", {x, t3}), b.constant("s3", scalar(0.7978846f))})});
+    b.output(b.op("Mul", {x, b.op("Mul", {b.op("Add", {th3, b.constant("o3", scalar(1.f))}), b.constant("h3", scalar(0.5f))})}));
     return b.model();
   };
   PassCheck r = check_pass({kPass}, build, {{"x", feed({3, 16}, 2)}});
-  EXPECT_EQ(r.report.rewrites_of(kPass), 2);
-  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Gelu", 2}}));
+  EXPECT_EQ(r.report.rewrites_of(kPass), 3);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Gelu", 3}}));
 }
 
 TEST(ActivationFusionOptimizations, SiluAndHardSwish) {
@@ -122,6 +126,15 @@ TEST(ActivationFusionOptimizations, LeavesLookalikesAlone) {
     ir::Value* e3 = b.op("Erf", {b.op("Div", {x, b.constant("sqrt2b", scalar(1.4142135f))})});
     b.output(b.op("Mul", {b.op("Mul", {x, b.op("Add", {e3, b.constant("one3", scalar(1.f))})}),
                           b.constant("half3", f32({0.5f}, {1, 1, 1}))}));
+    // The tanh form with 0.044715 x^2 (two x's), and with two constants: not GELU.
+    auto tanh_form = [&](ir::Value* t, const std::string& k) {
+      ir::Value* th = b.op("Tanh", {b.op("Mul", {b.op("Add", {x, t}), b.constant("s" + k, scalar(0.7978846f))})});
+      return b.op("Mul", {x, b.op("Mul", {b.op("Add", {th, b.constant("o" + k, scalar(1.f))}), b.constant("h" + k, scalar(0.5f))})});
+    };
+    b.output(tanh_form(b.op("Mul", {x, b.op("Mul", {x, b.constant("q1", scalar(0.044715f))})}), "q1"));
+    b.output(tanh_form(b.op("Mul", {b.op("Mul", {x, b.op("Mul", {x, x})}), b.op("Mul", {b.constant("q2", scalar(0.044715f)),
+                                                                                       b.constant("q3", scalar(1.f))})}),
+                       "q2"));
     // Sigmoid of another value: a gate, not SiLU. HardSigmoid with the default alpha 0.2.
     b.output(b.op("Mul", {x, b.op("Sigmoid", {y})}));
     b.output(b.op("Mul", {x, b.op("HardSigmoid", {x})}));
