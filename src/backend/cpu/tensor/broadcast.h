@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -99,15 +100,36 @@ class BroadcastPlan {
 };
 
 namespace detail {
+// A value read once and held (a copy when trivially copyable, so stores to out cannot alias it).
+template <typename T>
+using held_t = std::conditional_t<std::is_trivially_copyable_v<T>, const T, const T&>;
+
 template <typename Out, typename Op, typename Ptrs, std::size_t... I>
-void broadcast_map_impl(const BroadcastPlan& plan, Out* out, Op& op, const Ptrs& in, std::index_sequence<I...>) {
-  plan.for_each_run([&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
+void broadcast_map_impl(const BroadcastPlan& plan, int64_t first, int64_t last, Out* out, Op& op, const Ptrs& in,
+                        std::index_sequence<I...>) {
+  plan.for_each_run(first, last, [&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
     Out* y = out + o;
     if (((step[I] == 1) && ...)) {  // every input contiguous: lets the compiler vectorize
       for (int64_t k = 0; k < n; ++k) y[k] = op(std::get<I>(in)[off[I] + k]...);
-    } else {
-      for (int64_t k = 0; k < n; ++k) y[k] = op(std::get<I>(in)[off[I] + k * step[I]]...);
+      return;
     }
+    if constexpr (sizeof...(I) == 2) {
+      // One input fixed along the run, the other contiguous ([N, 1] == [1, M], a one-hot's compare):
+      // the fixed one is read once, so the loop vectorizes too.
+      const auto* a = std::get<0>(in) + off[0];
+      const auto* b = std::get<1>(in) + off[1];
+      if (step[0] == 0 && step[1] == 1) {
+        held_t<std::remove_cvref_t<decltype(a[0])>> av = a[0];
+        for (int64_t k = 0; k < n; ++k) y[k] = op(av, b[k]);
+        return;
+      }
+      if (step[0] == 1 && step[1] == 0) {
+        held_t<std::remove_cvref_t<decltype(b[0])>> bv = b[0];
+        for (int64_t k = 0; k < n; ++k) y[k] = op(a[k], bv);
+        return;
+      }
+    }
+    for (int64_t k = 0; k < n; ++k) y[k] = op(std::get<I>(in)[off[I] + k * step[I]]...);
   });
 }
 }  // namespace detail
@@ -117,7 +139,15 @@ void broadcast_map_impl(const BroadcastPlan& plan, Out* out, Op& op, const Ptrs&
 // assignable to Out.
 template <typename Out, typename Op, typename... In>
 void broadcast_map(const BroadcastPlan& plan, Out* out, Op&& op, const In*... in) {
-  detail::broadcast_map_impl(plan, out, op, std::tuple<const In*...>(in...), std::index_sequence_for<In...>{});
+  detail::broadcast_map_impl(plan, 0, plan.num_runs(), out, op, std::tuple<const In*...>(in...),
+                             std::index_sequence_for<In...>{});
+}
+
+// broadcast_map over runs [first, last) of for_each_run only (parallel chunks of the same map).
+template <typename Out, typename Op, typename... In>
+void broadcast_map_runs(const BroadcastPlan& plan, int64_t first, int64_t last, Out* out, Op&& op, const In*... in) {
+  detail::broadcast_map_impl(plan, first, last, out, op, std::tuple<const In*...>(in...),
+                             std::index_sequence_for<In...>{});
 }
 
 template <typename F>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sdx::cpu {
@@ -38,6 +40,30 @@ TEST(BroadcastPlan, ColumnTimesRowWithMap) {
   int out[6] = {};
   broadcast_map(*plan, out, [](int x, int y) { return x * y; }, a, b);
   EXPECT_EQ(std::vector<int>(out, out + 6), (std::vector<int>{10, 100, 20, 200, 30, 300}));
+}
+
+// Runs where one input is fixed and the other contiguous (either order), and a strided run, against
+// the per-element offsets of for_each; a non-trivially-copyable element type (held by reference).
+TEST(BroadcastPlan, MapWithOneInputFixedAlongTheRun) {
+  for (const auto& [sa, sb] : {std::pair{Shape{5, 1}, Shape{1, 7}}, std::pair{Shape{1, 7}, Shape{5, 1}},
+                              std::pair{Shape{2, 3, 1}, Shape{3, 4}}, std::pair{Shape{4, 1, 3}, Shape{2, 1}}}) {
+    auto plan = BroadcastPlan::make({sa, sb});
+    ASSERT_TRUE(plan.is_ok());
+    std::vector<int> a(static_cast<size_t>(sa.numel())), b(static_cast<size_t>(sb.numel()));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>(i % 3);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int>(i % 4);
+    std::vector<bool> want(static_cast<size_t>(plan->numel()));
+    plan->for_each([&](int64_t o, const int64_t* in) { want[static_cast<size_t>(o)] = a[in[0]] == b[in[1]]; });
+    std::vector<uint8_t> got(want.size(), 7);
+    broadcast_map(*plan, got.data(), [](int x, int y) -> uint8_t { return x == y; }, a.data(), b.data());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i] ? 1 : 0) << sa.to_string() << " " << i;
+  }
+  auto plan = BroadcastPlan::make({Shape{2, 1}, Shape{1, 3}});
+  ASSERT_TRUE(plan.is_ok());
+  const std::string a[2] = {"x", "y"}, b[3] = {"1", "2", "3"};
+  std::string out[6];
+  broadcast_map(*plan, out, [](const std::string& x, const std::string& y) { return x + y; }, a, b);
+  EXPECT_EQ(std::vector<std::string>(out, out + 6), (std::vector<std::string>{"x1", "x2", "x3", "y1", "y2", "y3"}));
 }
 
 TEST(BroadcastPlan, EmptyOutputVisitsNothing) {

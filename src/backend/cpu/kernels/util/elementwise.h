@@ -180,11 +180,16 @@ template <typename T>
 using operand_hold_t = std::conditional_t<std::is_trivially_copyable_v<T>, const T, const T&>;
 }  // namespace detail
 
-// The bound form of broadcast_map(plan, out, op, in...) over fixed buffers. When every
-// input reads linearly (its element count is the output's) the call is one flat loop;
-// with two inputs, one of them may also be a single element. Other layouts walk the
-// plan (copied into the call). op is applied to the same elements as broadcast_map
-// applies it to, so the results are bitwise the same.
+// Elements per parallel chunk: about 10-20 us of work, so the pool's hand-off (a few us) pays.
+// Cheap maps (Relu, Add, a cast) run near memory speed; transcendental rows cost ~1 ns/element.
+inline constexpr int64_t kCheapMapGrain = int64_t{1} << 15;
+inline constexpr int64_t kRowMapGrain = int64_t{1} << 13;
+
+// The bound form of broadcast_map(plan, out, op, in...) over fixed buffers, split over the pool
+// (chunks of about kCheapMapGrain elements). When every input reads linearly (its element count
+// is the output's) each chunk is one flat loop; with two inputs, one of them may also be a single
+// element. Other layouts walk the plan's runs (copied into the call). op is applied to the same
+// elements as broadcast_map applies it to, so the results are bitwise the same.
 template <typename Out, typename Op, typename... In>
 std::unique_ptr<backend::BoundKernel> bind_broadcast_map(const BroadcastPlan& plan, Out* out, Op op, const In*... in) {
   const int64_t n = plan.numel();
@@ -193,7 +198,9 @@ std::unique_ptr<backend::BoundKernel> bind_broadcast_map(const BroadcastPlan& pl
   for (int i = 0; i < plan.num_inputs(); ++i) all_linear = all_linear && plan.input_numel(i) == n;
   if (all_linear) {
     return backend::bind_call([=] {
-      for (int64_t k = 0; k < n; ++k) out[k] = op(in[k]...);
+      parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) {
+        for (int64_t k = s; k < e; ++k) out[k] = op(in[k]...);
+      });
       return Status::ok();
     });
   }
@@ -203,21 +210,26 @@ std::unique_ptr<backend::BoundKernel> bind_broadcast_map(const BroadcastPlan& pl
     const auto* b = std::get<1>(ptrs);
     if (plan.input_numel(0) == n && plan.input_numel(1) == 1) {
       return backend::bind_call([=] {
-        detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(b)>>> bv = b[0];
-        for (int64_t k = 0; k < n; ++k) out[k] = op(a[k], bv);
+        parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) {
+          detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(b)>>> bv = b[0];
+          for (int64_t k = s; k < e; ++k) out[k] = op(a[k], bv);
+        });
         return Status::ok();
       });
     }
     if (plan.input_numel(0) == 1 && plan.input_numel(1) == n) {
       return backend::bind_call([=] {
-        detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(a)>>> av = a[0];
-        for (int64_t k = 0; k < n; ++k) out[k] = op(av, b[k]);
+        parallel_for(n, kCheapMapGrain, [&](int64_t s, int64_t e) {
+          detail::operand_hold_t<std::remove_cv_t<std::remove_pointer_t<decltype(a)>>> av = a[0];
+          for (int64_t k = s; k < e; ++k) out[k] = op(av, b[k]);
+        });
         return Status::ok();
       });
     }
   }
+  const int64_t runs = plan.num_runs(), run_grain = std::max<int64_t>(1, kCheapMapGrain / plan.run_length());
   return backend::bind_call([=] {
-    broadcast_map(plan, out, op, in...);
+    parallel_for(runs, run_grain, [&](int64_t r0, int64_t r1) { broadcast_map_runs(plan, r0, r1, out, op, in...); });
     return Status::ok();
   });
 }
@@ -245,10 +257,6 @@ std::unique_ptr<backend::BoundKernel> prepare_binary_broadcast(const backend::Pr
   return bind_broadcast_map(plan.value(), ctx.output(0).data<Out>(), std::move(f), a.data<A>(), b.data<B>());
 }
 
-// Elements per parallel chunk: about 10-20 us of work, so the pool's hand-off (a few us) pays.
-// Cheap maps (Relu, Add, a cast) run near memory speed; transcendental rows cost ~1 ns/element.
-inline constexpr int64_t kCheapMapGrain = int64_t{1} << 15;
-inline constexpr int64_t kRowMapGrain = int64_t{1} << 13;
 
 // out[i] = op(in[i]) for i < n, split over the pool. Float rows (and 16-bit floats, widened in
 // blocks) go through op.row when the functor has one (Relu's too); float and double through op.lanes
