@@ -1,6 +1,7 @@
 // Conv and ConvTranspose over N spatial dims (1-D, 2-D, 3-D, ...), via im2col/col2im + gemm.
 // Conv takes the paths of sdx.FusedConv without activation (see fused_conv.cc): sdx's depthwise
-// kernel, oneDNN, then the reference im2col + gemm (conv/conv_reference.h), each with a bound form.
+// kernel, the frames product (conv/frames_conv.h: one input channel, a long 1-D filter), oneDNN, then
+// the reference im2col + gemm (conv/conv_reference.h), each with a bound form.
 // ConvTranspose runs below.
 //
 // Both build one index table per run mapping (kernel offset, position) to the flat spatial
@@ -15,6 +16,7 @@
 
 #include "backend/cpu/conv/conv_reference.h"
 #include "backend/cpu/conv/depthwise_conv.h"
+#include "backend/cpu/conv/frames_conv.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/kernels/util/conv_gemm.h"
 #include "backend/cpu/kernels/util/conv_util.h"
@@ -44,6 +46,7 @@ class ConvKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, x.dtype(), p.out_shape), "");
     if (y.numel() == 0) return Status::ok();
     if (std::optional<Status> st = run_depthwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
+    if (std::optional<Status> st = run_frames_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
     return run_reference_conv(p, FusedActivation(), x, w, b, nullptr, y);
   }
@@ -57,6 +60,7 @@ class ConvKernel final : public backend::Kernel {
     if (!plan.is_ok() || !output_matches(ctx, 0, x.dtype(), plan.value().out_shape)) return no_bound_form();
     if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype())) return no_bound_form();
     if (auto bound = bind_depthwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
+    if (auto bound = bind_frames_conv(plan.value(), FusedActivation(), ctx)) return bound;
     if (auto bound = bind_onednn_conv(plan.value(), FusedActivation(), ctx)) return bound;
     return bind_reference_conv(plan.value(), FusedActivation(), ctx);
   }
