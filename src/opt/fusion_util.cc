@@ -71,19 +71,13 @@ bool is_last_axis(const std::vector<int64_t>& axes, int rank) {
 
 std::vector<ir::Attribute> EpilogueActivation::attributes() const {
   std::vector<ir::Attribute> a = {attr_string("activation", name)};
-  if (!params.empty()) {
-    ir::Attribute p;
-    p.name = "activation_params";
-    p.type = ir::AttrType::kFloats;
-    p.floats = params;
-    a.push_back(std::move(p));
-  }
-  if (!clamp.empty()) {
-    ir::Attribute c;
-    c.name = "activation_clamp";
-    c.type = ir::AttrType::kFloats;
-    c.floats = clamp;
-    a.push_back(std::move(c));
+  for (const auto& [attr, values] : {std::pair{"activation_params", &params}, std::pair{"activation_clamp", &clamp}}) {
+    if (values->empty()) continue;
+    ir::Attribute f;
+    f.name = attr;
+    f.type = ir::AttrType::kFloats;
+    f.floats = *values;
+    a.push_back(std::move(f));
   }
   return a;
 }

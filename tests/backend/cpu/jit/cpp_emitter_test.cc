@@ -17,6 +17,37 @@ namespace {
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+using SegmentFn = void (*)(const float* const*, float* const*, long long, long long);
+
+// The source built by the system compiler with compile_flags() and opened: fn, or null and error.
+struct BuiltSegment {
+  SegmentFn fn = nullptr;
+  std::string error;
+  void* handle = nullptr;
+  BuiltSegment(const std::string& cxx, const std::string& source, const std::string& dir) {
+    const std::string file = dir + "/seg.cc", lib = dir + "/seg.so";
+    std::ofstream(file) << source;
+    std::atomic<bool> cancel{false};
+    const Status built = compile_shared_library(cxx, file, lib, dir + "/log", &cancel);
+    if (!built.is_ok()) {
+      error = built.to_string();
+      return;
+    }
+    handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      error = dlerror();
+      return;
+    }
+    fn = reinterpret_cast<SegmentFn>(dlsym(handle, "sdx_jit_segment"));
+    if (!fn) error = "no sdx_jit_segment";
+  }
+  ~BuiltSegment() {
+    if (handle) dlclose(handle);
+  }
+  BuiltSegment(const BuiltSegment&) = delete;
+  BuiltSegment& operator=(const BuiltSegment&) = delete;
+};
+
 TEST(CppEmitter, EmbedsShapesAndAccessPatterns) {
   SegmentIR ir;
   ir.domain = Shape{2, 3, 4};
@@ -75,16 +106,9 @@ TEST(CppEmitter, BroadcastInputsAreReadByRows) {
   EXPECT_TRUE(has(src, "row2 = in2 + r0 % 10LL;")) << src;
   EXPECT_TRUE(has(src, "row1[0]") && has(src, "row2[j]") && has(src, "in0[i]") && has(src, "in3[0]")) << src;
   test::TempDir tmp;
-  const std::string file = tmp.path() + "/seg.cc", lib = tmp.path() + "/seg.so";
-  std::ofstream(file) << src;
-  std::atomic<bool> cancel{false};
-  const Status built = compile_shared_library(cxx.value(), file, lib, tmp.path() + "/log", &cancel);
-  ASSERT_TRUE(built.is_ok()) << built.to_string();
-  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  using Fn = void (*)(const float* const*, float* const*, long long, long long);
-  auto segment = reinterpret_cast<Fn>(dlsym(handle, "sdx_jit_segment"));
-  ASSERT_NE(segment, nullptr);
+  BuiltSegment built(cxx.value(), src, tmp.path());
+  ASSERT_NE(built.fn, nullptr) << built.error;
+  const SegmentFn segment = built.fn;
   std::vector<float> x(240), c = {0.5f, -1.25f, 2.f}, t(10), s = {-0.75f}, y(240, -99.f);
   for (int i = 0; i < 240; ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3.f;
   for (int i = 0; i < 10; ++i) t[i] = 0.1f * static_cast<float>(i) - 0.45f;
@@ -95,7 +119,6 @@ TEST(CppEmitter, BroadcastInputsAreReadByRows) {
     const float v = (x[i] + c[(i / 40) % 3]) * t[i % 10];
     EXPECT_EQ(y[i], v < s[0] ? s[0] : v) << i;
   }
-  dlclose(handle);
 }
 
 // The generated code, built with compile_flags() by the system compiler, keeps NaN through Relu,
@@ -116,16 +139,9 @@ TEST(CppEmitter, GeneratedCodePropagatesNaN) {
   ir.outputs = {2, 3, 4, 5};
   ASSERT_TRUE(ir.validate().is_ok());
   test::TempDir tmp;
-  const std::string src = tmp.path() + "/seg.cc", lib = tmp.path() + "/seg.so";
-  std::ofstream(src) << emit_cpp(ir);
-  std::atomic<bool> cancel{false};
-  const Status built = compile_shared_library(cxx.value(), src, lib, tmp.path() + "/log", &cancel);
-  ASSERT_TRUE(built.is_ok()) << built.to_string();
-  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  using Fn = void (*)(const float* const*, float* const*, long long, long long);
-  auto segment = reinterpret_cast<Fn>(dlsym(handle, "sdx_jit_segment"));
-  ASSERT_NE(segment, nullptr);
+  BuiltSegment built(cxx.value(), emit_cpp(ir), tmp.path());
+  ASSERT_NE(built.fn, nullptr) << built.error;
+  const SegmentFn segment = built.fn;
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x8 = {nan, -nan, -1.f, -0.f, 2.f, -inf, 3.f, nan};
   const std::vector<float> y9 = {1.f, 0.f, nan, 5.f, -nan, 1.f, 3.f, nan, -2.f};
@@ -154,7 +170,6 @@ TEST(CppEmitter, GeneratedCodePropagatesNaN) {
   EXPECT_EQ(leaky[5], -inf);
   EXPECT_EQ(mx[5], 1.f);
   EXPECT_EQ(mn[5], -inf);
-  dlclose(handle);
 }
 
 }  // namespace
