@@ -226,19 +226,10 @@ void DepthwiseConv::run(const float* x, const float* w, const float* b, const fl
   if (!c.layouts.y) unblock_channels(yb, y, c.N, c.M, c.os);
 }
 
-namespace {
-
-bool all_float32(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r) {
-  return x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && (!b || b->dtype() == DType::kFloat32) &&
-         (!r || r->dtype() == DType::kFloat32);
-}
-
-}  // namespace
-
 std::optional<Status> run_depthwise_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
                                          const Tensor& w, const Tensor* b, Tensor& y, const Tensor* r,
                                          ConvLayouts layouts) {
-  if (!all_float32(x, w, b, r)) return std::nullopt;
+  if (!conv_operands_float32(x, w, b, r)) return std::nullopt;
   std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
   if (!conv) return std::nullopt;
   conv->run(x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
@@ -252,7 +243,7 @@ std::unique_ptr<backend::BoundKernel> bind_depthwise_conv(const ConvPlan& p, con
   const Tensor& w = ctx.input(1);
   const Tensor* b = optional_input(ctx, 2);
   const Tensor* r = optional_input(ctx, 3);
-  if (!all_float32(x, w, b, r)) return nullptr;
+  if (!conv_operands_float32(x, w, b, r)) return nullptr;
   std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
   if (!conv) return nullptr;
   if (ctx.input_is_constant(1)) conv->set_constant_weights(w.data<float>());

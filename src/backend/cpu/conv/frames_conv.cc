@@ -109,16 +109,11 @@ class FramesConv {
   std::vector<float> wt_, col_, yt_;
 };
 
-bool all_float32(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r) {
-  return x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && (!b || b->dtype() == DType::kFloat32) &&
-         (!r || r->dtype() == DType::kFloat32);
-}
-
 }  // namespace
 
 std::optional<Status> run_frames_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x, const Tensor& w,
                                       const Tensor* b, Tensor& y, const Tensor* r, ConvLayouts layouts) {
-  if (!all_float32(x, w, b, r)) return std::nullopt;
+  if (!conv_operands_float32(x, w, b, r)) return std::nullopt;
   std::unique_ptr<FramesConv> c = FramesConv::make(p, act, layouts);
   if (!c) return std::nullopt;
   SDX_RETURN_IF_ERROR(c->pack_weights(w.data<float>()), "Conv");
@@ -131,7 +126,7 @@ std::unique_ptr<backend::BoundKernel> bind_frames_conv(const ConvPlan& p, const 
   const Tensor& w = ctx.input(1);
   const Tensor* b = optional_input(ctx, 2);
   const Tensor* r = optional_input(ctx, 3);
-  if (!all_float32(x, w, b, r)) return nullptr;
+  if (!conv_operands_float32(x, w, b, r)) return nullptr;
   std::unique_ptr<FramesConv> c = FramesConv::make(p, act, layouts);
   if (!c) return nullptr;
   // Weights from an initializer are packed once, now; others before every call.

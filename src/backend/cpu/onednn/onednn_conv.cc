@@ -584,9 +584,7 @@ bool OneDnnConv::winograd() const { return false; }
 std::optional<Status> run_onednn_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
                                       const Tensor& w, const Tensor* b, Tensor& y, const Tensor* r,
                                       ConvLayouts layouts) {
-  if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32) ||
-      (r && r->dtype() != DType::kFloat32))
-    return std::nullopt;
+  if (!conv_operands_float32(x, w, b, r)) return std::nullopt;
   std::unique_ptr<OneDnnConv> conv = OneDnnConv::make(p, act, b != nullptr, r != nullptr, layouts);
   if (!conv) return std::nullopt;
   SDX_RETURN_IF_ERROR(conv->pack_weights(w.data<float>()), "");
@@ -600,9 +598,7 @@ std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const 
   const Tensor* b = optional_input(ctx, 2);
   const Tensor* r = optional_input(ctx, 3);
   const bool has_b = b != nullptr;
-  if (x.dtype() != DType::kFloat32 || w.dtype() != DType::kFloat32 || (b && b->dtype() != DType::kFloat32) ||
-      (r && r->dtype() != DType::kFloat32))
-    return nullptr;
+  if (!conv_operands_float32(x, w, b, r)) return nullptr;
   std::unique_ptr<OneDnnConv> conv = OneDnnConv::make(p, act, has_b, r != nullptr, layouts);
   if (!conv) return nullptr;
   // Weights from an initializer are packed once, now; others before every call.

@@ -100,6 +100,13 @@ struct ConvAttrs {
 };
 
 // Every size of one forward Conv call: X [N, C, in...], W [M, C/G, k...], Y [N, M, out...].
+// X, W and the optional B and R all float32: the operands the float32-only convolution paths
+// (depthwise, frames, oneDNN) take.
+inline bool conv_operands_float32(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r) {
+  return x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && (!b || b->dtype() == DType::kFloat32) &&
+         (!r || r->dtype() == DType::kFloat32);
+}
+
 struct ConvPlan {
   WindowGeometry g;
   int64_t N = 0, C = 0, M = 0, G = 1;
