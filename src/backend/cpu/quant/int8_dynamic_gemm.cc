@@ -71,7 +71,8 @@ void blocks_portable(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeigh
           const int8_t* wg = wb + (g * kInt8DynamicBlock + c) * 4;
           for (int j = 0; j < 4; ++j) acc += int64_t{xr[4 * g + j]} * wg[j];
         }
-        const int32_t exact = static_cast<int32_t>(static_cast<uint32_t>(acc - w.corr()[n0 + c]));
+        const int64_t corr = x.zero ? int64_t{x.zero[m]} * w.colsum()[n0 + c] : w.corr()[n0 + c];
+        const int32_t exact = static_cast<int32_t>(static_cast<uint32_t>(acc - corr));
         const float s = x.scale[m] * w.scale()[n0 + c];
         y[m * ldy + n0 + c] = static_cast<float>(exact) * s;
       }
@@ -117,6 +118,7 @@ Int8DynamicWeights::Int8DynamicWeights(const int8_t* w, int64_t ldw, int64_t K, 
   storage_ = std::make_unique<int8_t[]>(bytes + 63);  // value-initialized: padding is 0
   packed_ = reinterpret_cast<int8_t*>(detail::round_up(reinterpret_cast<uintptr_t>(storage_.get()), 64));
   corr_.assign(static_cast<size_t>(width), 0);
+  colsum_.assign(static_cast<size_t>(width), 0);
   scale_.assign(static_cast<size_t>(width), 0.f);
   for (int64_t n = 0; n < N; ++n) {
     const int64_t b = n / kInt8DynamicBlock, c = n % kInt8DynamicBlock;
@@ -129,6 +131,7 @@ Int8DynamicWeights::Int8DynamicWeights(const int8_t* w, int64_t ldw, int64_t K, 
     }
     // Modular like the kernels' int32 sums (exact while int8_dynamic_applies(K)).
     corr_[static_cast<size_t>(n)] = static_cast<int32_t>(static_cast<uint32_t>(128 * sum));
+    colsum_[static_cast<size_t>(n)] = static_cast<int32_t>(static_cast<uint32_t>(sum));
     scale_[static_cast<size_t>(n)] = scale[n];
   }
 }

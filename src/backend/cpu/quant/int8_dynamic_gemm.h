@@ -49,7 +49,8 @@ inline constexpr int64_t kInt8DynamicMaxK = int64_t{1} << 15;
 //
 // Layout: Kp = K rounded up to 4; block b holds columns [64 b, 64 b + 64) as [Kp / 4][64 columns][4 bytes]
 // (the 4 consecutive k of one column adjacent: one vpdpbusd lane), 64-byte aligned; columns past N and k
-// past K are 0. Per column (padded to whole blocks with 0): corr = 128 * sum_k w[k, n] and the scale.
+// past K are 0. Per column (padded to whole blocks with 0): colsum = sum_k w[k, n], corr = 128 * colsum
+// and the scale.
 class Int8DynamicWeights {
  public:
   Int8DynamicWeights() = default;
@@ -64,13 +65,14 @@ class Int8DynamicWeights {
   const int8_t* block(int64_t b) const { return packed_ + b * Kp_ * kInt8DynamicBlock; }
   // 128 * column sums and scales, indexed by absolute column, readable up to blocks() * 64.
   const int32_t* corr() const { return corr_.data(); }
+  const int32_t* colsum() const { return colsum_.data(); }
   const float* scale() const { return scale_.data(); }
 
  private:
   int64_t K_ = 0, N_ = 0, Kp_ = 0;
   std::unique_ptr<int8_t[]> storage_;
   int8_t* packed_ = nullptr;  // 64-byte aligned, inside storage_
-  std::vector<int32_t> corr_;
+  std::vector<int32_t> corr_, colsum_;
   std::vector<float> scale_;
 };
 
@@ -86,10 +88,15 @@ bool int8_dynamic_vnni();
 
 // X quantized by the contract above: row m's bytes at q + m * ldq (ldq a multiple of 64, bytes [K, Kp)
 // are 128), its s_x at scale[m].
+// zero: null for that contract (every row's zero point is 128, the correction w.corr()); or per-row zero
+// points, for rows quantized asymmetrically by a caller (uint8_dynamic_product.h): row m's integers are
+// then its bytes minus zero[m], and the kernels subtract zero[m] * colsum[n] instead of corr[n]
+// (modular int32 arithmetic, exact while int8_dynamic_applies(K)). Bytes [K, Kp) may then hold anything.
 struct Int8DynamicRows {
   const uint8_t* q = nullptr;
   int64_t ldq = 0;
   const float* scale = nullptr;
+  const int32_t* zero = nullptr;
 };
 
 namespace detail {

@@ -59,9 +59,11 @@ SDX_AVX2_INLINE int32_t load4(const uint8_t* p) {
 // Rows [0, R) of the quantized x, columns [c0, c0 + 4 C) of a packed block (c0 < width; columns at or
 // past `width` are computed on the zero padding but not stored). corr, scale and y start at the block's
 // first column.
+// zero: null (the correction is corr) or the rows' zero points (the correction is zero[r] * colsum).
 template <int R, int C>
-SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int8_t* wb, int64_t c0,
-                      const int32_t* corr, const float* scale, float* y, int64_t ldy, int64_t width) {
+SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
+                      const int8_t* wb, int64_t c0, const int32_t* corr, const int32_t* colsum, const float* scale,
+                      float* y, int64_t ldy, int64_t width) {
   static_assert(C % 2 == 0, "columns are folded in pairs of vectors");
   __m256i acc[R][C];
 #pragma GCC unroll 8
@@ -86,13 +88,13 @@ SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float
     if (col >= width) break;
     const bool full = col + 8 <= width;
     const __m256i mask = full ? _mm256_set1_epi32(-1) : lane_mask(width - col);
-    const __m256i corr_v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr + col));
+    const __m256i corr_v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((zero ? colsum : corr) + col));
     const __m256 scale_v = _mm256_loadu_ps(scale + col);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // vphaddd folds within 128-bit lanes: columns 0 1 4 5 | 2 3 6 7; the permute restores 0..7.
       __m256i a = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2 * j], acc[r][2 * j + 1]), 0xd8);
-      a = _mm256_sub_epi32(a, corr_v);
+      a = _mm256_sub_epi32(a, zero ? _mm256_mullo_epi32(_mm256_set1_epi32(zero[r]), corr_v) : corr_v);
       const __m256 s = _mm256_mul_ps(_mm256_set1_ps(sx[r]), scale_v);
       const __m256 out = _mm256_mul_ps(_mm256_cvtepi32_ps(a), s);
       float* yp = y + r * ldy + col;
@@ -106,9 +108,11 @@ SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float
 
 // Rows [0, R) over a whole block: tiles of 4 C columns.
 template <int R, int C>
-SDX_AVX2_FN void block_rows(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int8_t* wb,
-                            const int32_t* corr, const float* scale, float* y, int64_t ldy, int64_t width) {
-  for (int64_t c0 = 0; c0 < width; c0 += 4 * C) tile<R, C>(groups, q, ldq, sx, wb, c0, corr, scale, y, ldy, width);
+SDX_AVX2_FN void block_rows(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
+                            const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, float* y,
+                            int64_t ldy, int64_t width) {
+  for (int64_t c0 = 0; c0 < width; c0 += 4 * C)
+    tile<R, C>(groups, q, ldq, sx, zero, wb, c0, corr, colsum, scale, y, ldy, width);
 }
 
 }  // namespace
@@ -142,13 +146,17 @@ SDX_AVX2_FN void int8_dynamic_blocks_avx2(int64_t M, const Int8DynamicRows& x, c
     const int64_t n0 = b * kInt8DynamicBlock, width = std::min(kInt8DynamicBlock, N - n0);
     const int8_t* wb = w.block(b);
     const int32_t* corr = w.corr() + n0;
+    const int32_t* colsum = w.colsum() + n0;
     const float* scale = w.scale() + n0;
+    auto zero = [&](int64_t m) { return x.zero ? x.zero + m : nullptr; };
     int64_t m = 0;
     // Row pairs share each widened weight vector (8 accumulators either way).
     for (; m + 2 <= M; m += 2)
-      block_rows<2, 4>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, wb, corr, scale, y + m * ldy + n0, ldy, width);
+      block_rows<2, 4>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, zero(m), wb, corr, colsum, scale, y + m * ldy + n0,
+                       ldy, width);
     if (m < M)
-      block_rows<1, 8>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, wb, corr, scale, y + m * ldy + n0, ldy, width);
+      block_rows<1, 8>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, zero(m), wb, corr, colsum, scale, y + m * ldy + n0,
+                       ldy, width);
   }
 }
 

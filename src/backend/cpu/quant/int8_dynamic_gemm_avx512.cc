@@ -45,9 +45,11 @@ SDX_VNNI_INLINE void group(const int8_t* wg, const uint8_t* q, int64_t ldq, int6
 
 // Rows [0, R) of the quantized x over one packed block (64-byte aligned); columns at or past `width` are
 // computed on the zero padding but not stored. corr, scale and y start at the block's first column.
+// zero: null (the correction is corr) or the rows' zero points (the correction is zero[r] * colsum).
 template <int R, int U>
-SDX_VNNI_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int8_t* wb,
-                      const int32_t* corr, const float* scale, float* y, int64_t ldy, int64_t width) {
+SDX_VNNI_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
+                      const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, float* y,
+                      int64_t ldy, int64_t width) {
   __m512i acc[U][R][4];
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u)
@@ -66,14 +68,14 @@ SDX_VNNI_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float
     const int64_t col = 16 * v;
     if (col >= width) break;
     const __mmask16 mask = col + 16 <= width ? __mmask16(0xffff) : __mmask16((1u << (width - col)) - 1);
-    const __m512i corr_v = _mm512_loadu_si512(corr + col);
+    const __m512i corr_v = _mm512_loadu_si512((zero ? colsum : corr) + col);
     const __m512 scale_v = _mm512_loadu_ps(scale + col);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512i a = acc[0][r][v];
 #pragma GCC unroll 4
       for (int u = 1; u < U; ++u) a = _mm512_add_epi32(a, acc[u][r][v]);
-      a = _mm512_sub_epi32(a, corr_v);
+      a = _mm512_sub_epi32(a, zero ? _mm512_mullo_epi32(_mm512_set1_epi32(zero[r]), corr_v) : corr_v);
       const __m512 s = _mm512_mul_ps(_mm512_set1_ps(sx[r]), scale_v);
       // The zero-masking form: GCC 12's plain _mm512_cvtepi32_ps trips -Wmaybe-uninitialized on its
       // _mm512_undefined_ps() placeholder. Same vcvtdq2ps, rounding to nearest even.
@@ -91,16 +93,18 @@ SDX_VNNI_FN void int8_dynamic_blocks_vnni(int64_t M, const Int8DynamicRows& x, c
     const int64_t n0 = b * kInt8DynamicBlock, width = std::min(kInt8DynamicBlock, N - n0);
     const int8_t* wb = w.block(b);
     const int32_t* corr = w.corr() + n0;
+    const int32_t* colsum = w.colsum() + n0;
     const float* scale = w.scale() + n0;
     for (int64_t m = 0; m < M;) {
       const uint8_t* q = x.q + m * x.ldq;
       const float* sx = x.scale + m;
+      const int32_t* zero = x.zero ? x.zero + m : nullptr;
       float* yb = y + m * ldy + n0;
       switch (std::min<int64_t>(M - m, 4)) {
-        case 4: tile<4, 1>(groups, q, x.ldq, sx, wb, corr, scale, yb, ldy, width); m += 4; break;
-        case 3: tile<3, 1>(groups, q, x.ldq, sx, wb, corr, scale, yb, ldy, width); m += 3; break;
-        case 2: tile<2, 2>(groups, q, x.ldq, sx, wb, corr, scale, yb, ldy, width); m += 2; break;
-        default: tile<1, 4>(groups, q, x.ldq, sx, wb, corr, scale, yb, ldy, width); m += 1; break;
+        case 4: tile<4, 1>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 4; break;
+        case 3: tile<3, 1>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 3; break;
+        case 2: tile<2, 2>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 2; break;
+        default: tile<1, 4>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 1; break;
       }
     }
   }
