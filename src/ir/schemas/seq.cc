@@ -106,6 +106,20 @@ SDX_OP_SCHEMA(LSTM)
     .inputs(3, 8)
     .outputs(0, 3)
     .infer(infer_same_as_input(0));
+// onnxruntime's dynamically quantized LSTM: W [dirs, input, 4H] and R [dirs, H, 4H] int8/uint8, then
+// (after LSTM's B, sequence_lens, initial_h, initial_c, P) W_scale, W_zero_point, R_scale, R_zero_point.
+SDX_OP_SCHEMA_DOMAIN(DynamicQuantizeLSTM, "com.microsoft")
+    .attrs({{"activation_alpha", AttrType::kFloats},
+            {"activation_beta", AttrType::kFloats},
+            {"activations", AttrType::kStrings},
+            {"clip", AttrType::kFloat},
+            {"direction", AttrType::kString},
+            {"hidden_size", AttrType::kInt},
+            {"input_forget", AttrType::kInt}})
+    .category(OpCategory::kOther)
+    .inputs(12, 12)
+    .outputs(0, 3)
+    .infer(infer_same_as_input(0));
 
 // Signal processing. Window sizes, DFT lengths and the mel matrix depend on input values.
 SDX_OP_SCHEMA(DFT)

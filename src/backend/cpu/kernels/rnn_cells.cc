@@ -6,6 +6,14 @@
 //   Y [seq, dirs, batch, H], Y_h / Y_c [dirs, batch, H].
 // Gates are ordered i,o,f,c (LSTM), z,r,h (GRU), single (RNN). Steps past a batch
 // entry's sequence length leave its state unchanged and write zeros to Y.
+//
+// com.microsoft.DynamicQuantizeLSTM (onnxruntime's quantize_dynamic of an LSTM) is the LSTM with
+// W [dirs, input, 4*H] and R [dirs, H, 4*H] int8/uint8 (inputs 8..11: their scales and zero points, per
+// direction or per gate column), whose two products quantize their left operand on every call as
+// onnxruntime does (uint8_dynamic_product.h): X once over the rows of the steps that run, h at every
+// step over the whole batch. Like onnxruntime, which quantizes the previous step's rows of Y, an entry
+// finished before the previous step counts as 0 when Y is an output, and as its last h when it is not.
+// It has no layout attribute (layout 0).
 #include <algorithm>
 #include <cmath>
 #include <array>
@@ -19,6 +27,7 @@
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/onednn/onednn_matmul.h"
 #include "backend/cpu/kernels/util/seq_util.h"
+#include "backend/cpu/quant/uint8_dynamic_product.h"
 #include "backend/cpu/tensor/permute.h"
 #include "backend/cpu/simd/vector_ops.h"
 #include "core/tensor_values.h"
@@ -107,6 +116,9 @@ struct RnnScratch {
   // float32: each direction's input projection X W^T on oneDNN with W^T packed once (null where the
   // product is too small for it); made by prepare() for the bound call, per call by run().
   std::vector<std::unique_ptr<OneDnnMatMul>> proj;
+  // DynamicQuantizeLSTM: the products' scratch, and h with finished entries' rows zeroed.
+  std::vector<char> qscratch;
+  std::vector<C> h_active;
 };
 
 // Direction d's W [G*H, I] as W^T [I, G*H] packed by oneDNN for `rows` rows of X, or null (a product below
@@ -139,9 +151,56 @@ const Shape& kept_shape(Shape& kept, std::span<const int64_t> dims) {
 template <size_t K>
 using Dims = std::array<int64_t, K>;
 
+// DynamicQuantizeLSTM's products per direction: X W (w[d]) and h R (r[d]).
+struct QuantizedWeights {
+  std::vector<Uint8DynamicProduct> w, r;
+};
+
+// The weights of DynamicQuantizeLSTM (inputs 1, 2 and 8..11) for D directions of G*H gate columns, checked.
+// Ctx: a KernelContext or a PrepareContext.
+template <typename Ctx>
+Result<QuantizedWeights> quantized_weights(const Ctx& ctx, int64_t D, int64_t GH, int64_t I, int64_t H) {
+  QuantizedWeights q;
+  auto one = [&](int wi, int si, int64_t K, const char* name, std::vector<Uint8DynamicProduct>& out) -> Status {
+    const Tensor& w = ctx.input(wi);
+    if (w.dtype() != DType::kInt8 && w.dtype() != DType::kUint8)
+      return invalid_argument(std::string(name) + " must be int8 or uint8, got " + dtype_name(w.dtype()));
+    if (!has_dims(w.shape(), Dims<3>{D, K, GH}))
+      return invalid_argument(std::string(name) + " must be " + Shape{D, K, GH}.to_string() + ", got " + w.shape().to_string());
+    if (!ctx.has_input(si) || !ctx.has_input(si + 1))
+      return invalid_argument(std::string(name) + " needs its scale and zero point (inputs " + std::to_string(si) + ", " +
+                              std::to_string(si + 1) + ")");
+    const Tensor& scale = ctx.input(si);
+    const Tensor& zero = ctx.input(si + 1);
+    const bool per_column = scale.rank() == 2;
+    if (scale.dtype() != DType::kFloat32 || !(has_dims(scale.shape(), Dims<1>{D}) || has_dims(scale.shape(), Dims<2>{D, GH})))
+      return invalid_argument(std::string(name) + "'s scale must be float32 " + Shape{D}.to_string() + " or " +
+                              Shape{D, GH}.to_string() + ", got " + scale.shape().to_string());
+    if (zero.dtype() != w.dtype() || zero.shape() != scale.shape())
+      return invalid_argument(std::string(name) + "'s zero point must be " + dtype_name(w.dtype()) + " of its scale's shape " +
+                              scale.shape().to_string() + ", got " + dtype_name(zero.dtype()) + " " + zero.shape().to_string());
+    std::vector<float> sc(static_cast<size_t>(GH));
+    std::vector<uint8_t> zp(static_cast<size_t>(GH));
+    for (int64_t d = 0; d < D; ++d) {
+      for (int64_t c = 0; c < GH; ++c) {
+        const int64_t i = per_column ? d * GH + c : d;
+        sc[static_cast<size_t>(c)] = scale.data<float>()[i];
+        zp[static_cast<size_t>(c)] = static_cast<const uint8_t*>(zero.raw_data())[i];
+      }
+      out.push_back(Uint8DynamicProduct::make(w.dtype(), static_cast<const uint8_t*>(w.raw_data()) + d * K * GH, K, GH,
+                                              sc.data(), zp.data()));
+    }
+    return Status::ok();
+  };
+  SDX_RETURN_IF_ERROR(one(1, 8, I, "W", q.w), "");
+  SDX_RETURN_IF_ERROR(one(2, 10, H, "R", q.r), "");
+  return q;
+}
+
 class RecurrentKernel final : public backend::Kernel {
  public:
-  explicit RecurrentKernel(Cell cell) : cell_(cell) {}
+  // quantized: com.microsoft.DynamicQuantizeLSTM (cell kLstm).
+  RecurrentKernel(Cell cell, bool quantized) : cell_(cell), quantized_(quantized) {}
 
   Status init(const ir::Node& node) override {
     gates_ = cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 3 : 4;
@@ -167,8 +226,10 @@ class RecurrentKernel final : public backend::Kernel {
     return dispatch<SDX_FLOAT_TYPES>(ctx.input(0).dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      if (quantized_ && !std::is_same_v<T, float>)
+        return invalid_argument(std::string("DynamicQuantizeLSTM takes float32 X, got ") + dtype_name(ctx.input(0).dtype()));
       RnnScratch<C> scratch;
-      return compute<T, C>(ctx, scratch, nullptr, nullptr);
+      return compute<T, C>(ctx, scratch, nullptr, nullptr, nullptr);
     }, ctx.node().op_type());
   }
 
@@ -179,12 +240,16 @@ class RecurrentKernel final : public backend::Kernel {
     using Declined = std::unique_ptr<backend::BoundKernel>;
     if (!p.has_input(0) || !p.has_input(1) || !p.has_input(2)) return Declined();
     if (!p.input_is_constant(1) || !p.input_is_constant(2)) return Declined();
+    if (quantized_)
+      for (int i = 8; i < 12; ++i)
+        if (!p.has_input(i) || !p.input_is_constant(i)) return Declined();
     const Tensor& x = p.input(0);
     const Tensor& r = p.input(2);
-    if (x.dtype() != DType::kFloat32 || x.rank() != 3 || r.dtype() != DType::kFloat32 || r.rank() != 3) return Declined();
+    if (x.dtype() != DType::kFloat32 || x.rank() != 3 || r.rank() != 3) return Declined();
+    if (!quantized_ && r.dtype() != DType::kFloat32) return Declined();
     const int64_t S = layout_ ? x.shape()[1] : x.shape()[0], N = layout_ ? x.shape()[0] : x.shape()[1];
-    const int64_t H = r.shape()[2], G = gates_, D = dirs_;
-    if (r.shape() != Shape{D, G * H, H}) return Declined();  // run() names what is wrong
+    const int64_t H = r.shape()[quantized_ ? 1 : 2], G = gates_, D = dirs_;
+    if (!quantized_ && r.shape() != Shape{D, G * H, H}) return Declined();  // run() names what is wrong
     // The frozen outputs must be what run() makes.
     const Shape y_shape = layout_ ? Shape{N, S, D, H} : Shape{S, D, N, H}, state = layout_ ? Shape{N, D, H} : Shape{D, N, H};
     for (int i = 0; i < p.num_outputs(); ++i) {
@@ -195,23 +260,36 @@ class RecurrentKernel final : public backend::Kernel {
     struct Bound {
       backend::FrozenStepContext ctx;
       RnnScratch<float> scratch;
+      QuantizedWeights quantized;
       explicit Bound(const backend::PrepareContext& p) : ctx(p) {}
     };
     auto b = std::make_shared<Bound>(p);
+    const int64_t I = x.shape()[2];
+    if (quantized_) {
+      Result<QuantizedWeights> q = quantized_weights(p, D, G * H, I, H);
+      if (!q.is_ok()) return Declined();  // run() names what is wrong
+      b->quantized = std::move(q).value();
+      size_scratch(b->scratch, S, N, H, p.has_input(3));
+      b->scratch.qscratch.resize(quantized_scratch_bytes(b->quantized, S, N));
+      b->scratch.y_shape = y_shape;
+      b->scratch.state_shape = state;
+      return backend::bind_call(
+          [this, b] { return compute<float, float>(b->ctx, b->scratch, nullptr, &b->ctx, &b->quantized); });
+    }
     b->scratch.rt.resize(static_cast<size_t>(D * G * H * H));
     const PermutePlan transpose_r = PermutePlan::make({H, G * H}, {1, H});
     for (int64_t d = 0; d < D; ++d)
       permute(transpose_r, r.data<float>() + d * G * H * H, b->scratch.rt.data() + d * G * H * H);
     size_scratch(b->scratch, S, N, H, p.has_input(3));
     const Tensor& w = p.input(1);
-    const int64_t I = x.shape()[2];
     if (w.dtype() != DType::kFloat32 || w.shape() != Shape{D, G * H, I}) return Declined();  // run() names what is wrong
     for (int64_t d = 0; d < D; ++d)
       b->scratch.proj.push_back(input_projection(w.data<float>() + d * G * H * I, S * N, I, G * H,
                                                  {p.packed_weights(), p.packed_key_prefix() + "/direction" + std::to_string(d)}));
     b->scratch.y_shape = y_shape;
     b->scratch.state_shape = state;
-    return backend::bind_call([this, b] { return compute<float, float>(b->ctx, b->scratch, b->scratch.rt.data(), &b->ctx); });
+    return backend::bind_call(
+        [this, b] { return compute<float, float>(b->ctx, b->scratch, b->scratch.rt.data(), &b->ctx, nullptr); });
   }
 
  private:
@@ -232,12 +310,23 @@ class RecurrentKernel final : public backend::Kernel {
       s.gated_r.reserve(static_cast<size_t>(N * H));
     }
     s.tmp.reserve(static_cast<size_t>((G + 1) * H));
+    if (quantized_) s.h_active.reserve(static_cast<size_t>(N * H));
+  }
+
+  // Scratch bytes of DynamicQuantizeLSTM's products for S steps of N entries.
+  static size_t quantized_scratch_bytes(const QuantizedWeights& q, int64_t S, int64_t N) {
+    size_t bytes = 0;
+    for (const Uint8DynamicProduct& p : q.w) bytes = std::max(bytes, p.scratch_bytes(S * N));
+    for (const Uint8DynamicProduct& p : q.r) bytes = std::max(bytes, p.scratch_bytes(N));
+    return bytes;
   }
 
   // rt_all: R^T per direction ([D][H, G*H]) made by prepare(), or null: made here. frozen: the bound
   // call's context (outputs written through output_data), or null.
+  // qw: DynamicQuantizeLSTM's products made by prepare(), or null (made here when quantized_).
   template <typename T, typename C>
-  Status compute(backend::KernelContext& ctx, RnnScratch<C>& sc, const C* rt_all, backend::FrozenStepContext* frozen) const {
+  Status compute(backend::KernelContext& ctx, RnnScratch<C>& sc, const C* rt_all, backend::FrozenStepContext* frozen,
+                 const QuantizedWeights* qw) const {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor& r = ctx.input(2);
@@ -245,14 +334,23 @@ class RecurrentKernel final : public backend::Kernel {
     const int64_t S = layout_ ? x.shape()[1] : x.shape()[0];
     const int64_t N = layout_ ? x.shape()[0] : x.shape()[1];
     const int64_t I = x.shape()[2];
-    const int64_t H = r.rank() == 3 ? r.shape()[2] : 0;
+    // R is [D, G*H, H], or DynamicQuantizeLSTM's [D, H, G*H].
+    const int64_t H = r.rank() == 3 ? r.shape()[quantized_ ? 1 : 2] : 0;
     const int64_t G = gates_, D = dirs_;
-    if (hidden_ > 0 && H != hidden_) return invalid_argument("R's last dim " + std::to_string(H) + " differs from hidden_size");
-    if (w.dtype() != x.dtype() || r.dtype() != x.dtype()) return invalid_argument("W and R must have the type of X");
-    if (!has_dims(w.shape(), Dims<3>{D, G * H, I}))
-      return invalid_argument("W must be " + Shape{D, G * H, I}.to_string() + ", got " + w.shape().to_string());
-    if (!has_dims(r.shape(), Dims<3>{D, G * H, H}))
-      return invalid_argument("R must be " + Shape{D, G * H, H}.to_string() + ", got " + r.shape().to_string());
+    if (hidden_ > 0 && H != hidden_)
+      return invalid_argument("R's " + std::string(quantized_ ? "middle" : "last") + " dim " + std::to_string(H) +
+                              " differs from hidden_size " + std::to_string(hidden_));
+    QuantizedWeights made;  // run()'s DynamicQuantizeLSTM products
+    if (quantized_ && !qw) {
+      SDX_ASSIGN_OR_RETURN(made, quantized_weights(ctx, D, G * H, I, H), "");
+      qw = &made;
+    } else if (!quantized_) {
+      if (w.dtype() != x.dtype() || r.dtype() != x.dtype()) return invalid_argument("W and R must have the type of X");
+      if (!has_dims(w.shape(), Dims<3>{D, G * H, I}))
+        return invalid_argument("W must be " + Shape{D, G * H, I}.to_string() + ", got " + w.shape().to_string());
+      if (!has_dims(r.shape(), Dims<3>{D, G * H, H}))
+        return invalid_argument("R must be " + Shape{D, G * H, H}.to_string() + ", got " + r.shape().to_string());
+    }
     auto check = [&](int i, std::span<const int64_t> want, const char* name) -> Status {
       if (!ctx.has_input(i)) return Status::ok();
       if (!has_dims(ctx.input(i).shape(), want) || ctx.input(i).dtype() != x.dtype())
@@ -282,8 +380,8 @@ class RecurrentKernel final : public backend::Kernel {
     }
     // X, W, R, B and P as C: read in place when they already are (float32, float64), copied otherwise.
     const C* xs = seq::widened<T, C>(x, sc.x_copy);
-    const C* ws = seq::widened<T, C>(w, sc.w_copy);
-    const C* rs = seq::widened<T, C>(r, sc.r_copy);
+    const C* ws = qw ? nullptr : seq::widened<T, C>(w, sc.w_copy);
+    const C* rs = qw ? nullptr : seq::widened<T, C>(r, sc.r_copy);
     if (!ctx.has_input(3)) sc.b_copy.assign(static_cast<size_t>(D * 2 * G * H), C(0));
     const C* bs = ctx.has_input(3) ? seq::widened<T, C>(ctx.input(3), sc.b_copy) : sc.b_copy.data();
     const bool has_p = cell_ == Cell::kLstm && ctx.has_input(7);
@@ -323,11 +421,18 @@ class RecurrentKernel final : public backend::Kernel {
     // registers), not one dot product per output element. The bound form (prepare) transposes R once;
     // run() transposes it on every call (about 13 steps' worth, romanizer_gru_encoder) so that its
     // results are bitwise the replay's.
-    if (!rt_all) sc.rt.resize(static_cast<size_t>(G * H * H));
+    if (!rt_all && !qw) sc.rt.resize(static_cast<size_t>(G * H * H));
+    // Steps at or past every entry's length do nothing (and DynamicQuantizeLSTM quantizes X over the
+    // rows of the steps before).
+    const int64_t max_len = N > 0 ? *std::max_element(lens.begin(), lens.end()) : 0;
+    if (qw) {
+      sc.qscratch.resize(std::max(sc.qscratch.size(), quantized_scratch_bytes(*qw, max_len, N)));
+      sc.h_active.resize(static_cast<size_t>(N * H));
+    }
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = reverse_ || d == 1;
       const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
-      const C* rd = rs + d * G * H * H;
+      const C* rd = rs ? rs + d * G * H * H : nullptr;
       const C* wb = bs + d * 2 * G * H;
       const C* rb = wb + G * H;
       const C* pd = has_p ? ps + d * 3 * H : nullptr;
@@ -335,9 +440,15 @@ class RecurrentKernel final : public backend::Kernel {
       C* cd = cell_ == Cell::kLstm ? cs.data() + d * N * H : nullptr;
       bool projected = false;
       if constexpr (std::is_same_v<C, float>) {
-        if (sc.proj.empty())
+        if (qw) {
+          qw->w[static_cast<size_t>(d)].run(max_len * N, xs, I, xw.data(), sc.qscratch.data());
+          projected = true;
+        }
+      }
+      if constexpr (std::is_same_v<C, float>) {
+        if (!projected && sc.proj.empty())
           for (int64_t e = 0; e < D; ++e) sc.proj.push_back(input_projection(ws + e * G * H * I, S * N, I, G * H, {}));
-        if (sc.proj[static_cast<size_t>(d)]) {
+        if (!projected && sc.proj[static_cast<size_t>(d)]) {
           SDX_RETURN_IF_ERROR(sc.proj[static_cast<size_t>(d)]->run(xs, nullptr, xw.data()), "input projection");
           projected = true;
         }
@@ -346,9 +457,12 @@ class RecurrentKernel final : public backend::Kernel {
       for (int64_t row = 0; row < S * N; ++row)
         for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
       const C* rt = rt_all ? rt_all + d * G * H * H : sc.rt.data();
-      if (!rt_all) permute(PermutePlan::make({H, G * H}, {1, H}), rd, sc.rt.data());
-      for (int64_t step = 0; step < S; ++step) {
-        gemm(false, false, N, G * H, H, C(1), hd, H, rt, G * H, C(0), hr.data(), G * H);
+      if (!rt_all && !qw) permute(PermutePlan::make({H, G * H}, {1, H}), rd, sc.rt.data());
+      for (int64_t step = 0; step < max_len; ++step) {
+        if constexpr (std::is_same_v<C, float>) {
+          if (qw) quantized_step(*qw, d, step, lens, ctx.wants_output(0), hd, N, H, sc, hr.data());
+        }
+        if (!qw) gemm(false, false, N, G * H, H, C(1), hd, H, rt, G * H, C(0), hr.data(), G * H);
         for (int64_t n = 0; n < N; ++n)
           for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
         if (cell_ == Cell::kGru && !linear_before_reset_) {
@@ -380,6 +494,25 @@ class RecurrentKernel final : public backend::Kernel {
       }
     }
     return write_outputs<T, C>(ctx, frozen, sc, S, N, H);
+  }
+
+  // hr [N, G*H] = direction d's h R for DynamicQuantizeLSTM; with Y an output (with_y), the rows of
+  // entries finished before the previous step count as 0 (onnxruntime's zeroed rows of Y).
+  static void quantized_step(const QuantizedWeights& qw, int64_t d, int64_t step, const std::vector<int64_t>& lens,
+                             bool with_y, const float* h, int64_t N, int64_t H, RnnScratch<float>& sc, float* hr) {
+    const float* h_in = h;
+    if (with_y && std::any_of(lens.begin(), lens.end(), [&](int64_t len) { return step > len; })) {
+      for (int64_t n = 0; n < N; ++n) {
+        float* row = sc.h_active.data() + n * H;
+        if (step > lens[static_cast<size_t>(n)])
+          std::fill(row, row + H, 0.f);
+        else
+          std::copy_n(h + n * H, H, row);
+      }
+      h_in = sc.h_active.data();
+    }
+    // Odd steps read R's column blocks backwards: the blocks the last step read last are still in L2.
+    qw.r[static_cast<size_t>(d)].run(N, h_in, H, hr, sc.qscratch.data(), /*descending=*/step % 2 == 1);
   }
 
   template <typename C>
@@ -494,16 +627,17 @@ class RecurrentKernel final : public backend::Kernel {
   }
 
   Cell cell_;
+  bool quantized_ = false;
   int64_t gates_ = 1, dirs_ = 1, hidden_ = 0, layout_ = 0;
   bool reverse_ = false, linear_before_reset_ = false, input_forget_ = false;
   float clip_ = 0.0f;
   std::vector<Activation> acts_;
 };
 
-template <Cell kCell>
+template <Cell kCell, bool kQuantized = false>
 backend::KernelFactory recurrent_factory() {
   return [](const ir::Node& node) -> Result<std::unique_ptr<backend::Kernel>> {
-    auto k = std::make_unique<RecurrentKernel>(kCell);
+    auto k = std::make_unique<RecurrentKernel>(kCell, kQuantized);
     SDX_RETURN_IF_ERROR(k->init(node), node.describe());
     return std::unique_ptr<backend::Kernel>(std::move(k));
   };
@@ -512,6 +646,8 @@ backend::KernelFactory recurrent_factory() {
 const backend::KernelRegistrar kRnn({"RNN", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kRnn>()});
 const backend::KernelRegistrar kGru({"GRU", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kGru>()});
 const backend::KernelRegistrar kLstm({"LSTM", "", 7, backend::kAnyOpset, recurrent_factory<Cell::kLstm>()});
+const backend::KernelRegistrar kDynamicQuantizeLstm({"DynamicQuantizeLSTM", "com.microsoft", 1, backend::kAnyOpset,
+                                                    recurrent_factory<Cell::kLstm, /*kQuantized=*/true>()});
 
 }  // namespace
 }  // namespace sdx::cpu

@@ -208,5 +208,144 @@ TEST(RecurrentKernel, RejectsBadWeightShape) {
   EXPECT_FALSE(run_node("RNN", {f32({1}, {1, 1, 1}), f32({1}, {1, 1, 1}), f32({0}, {1, 1, 1})}, {attr_s("direction", "sideways")}, 22, 2).is_ok());
 }
 
+// --- com.microsoft.DynamicQuantizeLSTM ----------------------------------------------------------------------
+
+// Its inputs for I inputs, H hidden, D directions, N entries and S steps: W [D, I, 4H] and R [D, H, 4H] of
+// `wtype` with per-tensor ([D]) or per-column ([D, 4H]) scales and zero points (0 for int8, 100..150 for
+// uint8), B, sequence_lens (S - 1; in a batch the last S - 2), initial_h and initial_c; and the float
+// LSTM inputs with the dequantized weights, transposed to ONNX's [D, 4H, I] and [D, 4H, H].
+struct QuantizedLstmCase {
+  std::vector<Tensor> quantized, dequantized;
+};
+
+QuantizedLstmCase quantized_lstm_case(DType wtype, bool per_column, int64_t S, int64_t N, int64_t D, int64_t I, int64_t H,
+                                      unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  std::uniform_int_distribution<int> q8(wtype == DType::kInt8 ? -127 : 0, wtype == DType::kInt8 ? 127 : 255);
+  std::uniform_int_distribution<int> zp(100, 150);
+  std::uniform_real_distribution<float> sc(0.004f, 0.008f);
+  const int64_t GH = 4 * H, scales = per_column ? GH : 1;
+  auto rand = [&](const std::vector<int64_t>& dims) {
+    Tensor t = f32({}, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = unit(gen);
+    return t;
+  };
+  QuantizedLstmCase c;
+  auto weight = [&](int64_t K, std::vector<Tensor>& q, std::vector<Tensor>& f) {
+    std::vector<int> ints(static_cast<size_t>(D * K * GH));
+    for (int& v : ints) v = q8(gen);
+    std::vector<float> scale(static_cast<size_t>(D * scales));
+    std::vector<int> zero(scale.size(), 0);
+    for (size_t i = 0; i < scale.size(); ++i) {
+      scale[i] = sc(gen);
+      if (wtype == DType::kUint8) zero[i] = per_column ? zero[i - i % static_cast<size_t>(scales)] : zp(gen);
+    }
+    if (wtype == DType::kUint8 && per_column)  // one zero point per direction, as onnxruntime requires
+      for (int64_t d = 0; d < D; ++d) {
+        const int z = zp(gen);
+        for (int64_t j = 0; j < scales; ++j) zero[static_cast<size_t>(d * scales + j)] = z;
+      }
+    std::vector<float> deq(static_cast<size_t>(D * GH * K));  // [D, 4H, K]
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t g = 0; g < GH; ++g) {
+          const size_t si = static_cast<size_t>(d * scales + (per_column ? g : 0));
+          deq[static_cast<size_t>((d * GH + g) * K + k)] =
+              static_cast<float>(ints[static_cast<size_t>((d * K + k) * GH + g)] - zero[si]) * scale[si];
+        }
+    const std::vector<int64_t> sdims = per_column ? std::vector<int64_t>{D, GH} : std::vector<int64_t>{D};
+    if (wtype == DType::kInt8) {
+      q.push_back(make(DType::kInt8, std::vector<int8_t>(ints.begin(), ints.end()), {D, K, GH}));
+      f.push_back(f32(deq, {D, GH, K}));
+      return std::make_pair(f32(scale, sdims), make(DType::kInt8, std::vector<int8_t>(zero.begin(), zero.end()), sdims));
+    }
+    q.push_back(make(DType::kUint8, std::vector<uint8_t>(ints.begin(), ints.end()), {D, K, GH}));
+    f.push_back(f32(deq, {D, GH, K}));
+    return std::make_pair(f32(scale, sdims), make(DType::kUint8, std::vector<uint8_t>(zero.begin(), zero.end()), sdims));
+  };
+  Tensor x = rand({S, N, I});
+  c.quantized.push_back(x);
+  c.dequantized.push_back(x);
+  auto [ws, wz] = weight(I, c.quantized, c.dequantized);
+  auto [rs, rz] = weight(H, c.quantized, c.dequantized);
+  std::vector<Tensor> rest = {rand({D, 2 * GH})};
+  // S - 1 and, for a batch, S - 2 last (the bound test's changed call reads them + 1).
+  std::vector<int32_t> lens(static_cast<size_t>(N), static_cast<int32_t>(S - 1));
+  if (N > 1) lens.back() = static_cast<int32_t>(S - 2);
+  rest.push_back(make(DType::kInt32, lens, {N}));
+  rest.push_back(rand({D, N, H}));
+  rest.push_back(rand({D, N, H}));
+  for (const Tensor& t : rest) c.quantized.push_back(t), c.dequantized.push_back(t);
+  c.quantized.insert(c.quantized.end(), {Tensor(), ws, wz, rs, rz});  // no P
+  return c;
+}
+
+// Against the float LSTM on the dequantized weights: equal up to the quantization of X and h (one part in
+// 255 of their ranges), so a wrong layout, gate order, direction, scale or zero point shows (those move
+// outputs by tenths). int8 and uint8 weights, per-tensor and per-column scales, forward and bidirectional,
+// batch 3 with a shorter entry, and H not a multiple of a vector.
+TEST(RecurrentKernel, DynamicQuantizeLstmFollowsTheFloatLstm) {
+  struct Shape5 {
+    DType type;
+    bool per_column;
+    int64_t S, N, D, I, H;
+  };
+  for (const Shape5& c : {Shape5{DType::kInt8, false, 6, 1, 1, 5, 8}, Shape5{DType::kInt8, true, 5, 3, 2, 7, 19},
+                          Shape5{DType::kUint8, false, 4, 3, 2, 6, 11}, Shape5{DType::kUint8, true, 7, 1, 1, 70, 33}}) {
+    SCOPED_TRACE(std::string(dtype_name(c.type)) + (c.per_column ? " per column" : " per tensor") + " D=" + std::to_string(c.D));
+    const QuantizedLstmCase in = quantized_lstm_case(c.type, c.per_column, c.S, c.N, c.D, c.I, c.H, 17);
+    std::vector<ir::Attribute> attrs = {attr_i("hidden_size", c.H)};
+    if (c.D == 2) attrs.push_back(attr_s("direction", "bidirectional"));
+    auto got = run_node({.op = "DynamicQuantizeLSTM", .domain = "com.microsoft", .opset = 1, .inputs = in.quantized,
+                         .attrs = attrs, .num_outputs = 3});
+    auto want = run_node({.op = "LSTM", .opset = 22, .inputs = in.dequantized, .attrs = attrs, .num_outputs = 3});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    for (int o = 0; o < 3; ++o) {
+      ASSERT_EQ((*got)[o].shape(), (*want)[o].shape());
+      double worst = 0;
+      for (int64_t k = 0; k < (*got)[o].numel(); ++k)
+        worst = std::max(worst, std::fabs(double{(*got)[o].data<float>()[k]} - (*want)[o].data<float>()[k]));
+      EXPECT_LT(worst, 0.05) << "output " << o;
+      EXPECT_GT(worst, 0.0) << "output " << o << ": quantization should move something";
+    }
+  }
+}
+
+// The bound form (weights packed once) gives run()'s bits without allocating, with X, sequence_lens and the
+// states changed between calls.
+TEST(RecurrentKernel, DynamicQuantizeLstmBoundFormMatchesRun) {
+  const QuantizedLstmCase in = quantized_lstm_case(DType::kInt8, true, 5, 2, 2, 9, 13, 29);
+  expect_bound_matches({.op = "DynamicQuantizeLSTM", .domain = "com.microsoft", .opset = 1, .inputs = in.quantized,
+                        .attrs = {attr_i("hidden_size", 13), attr_s("direction", "bidirectional")}, .num_outputs = 3},
+                       {1, 2, 3, 8, 9, 10, 11});
+  const QuantizedLstmCase u8 = quantized_lstm_case(DType::kUint8, false, 3, 1, 1, 4, 6, 31);
+  expect_bound_matches({.op = "DynamicQuantizeLSTM", .domain = "com.microsoft", .opset = 1, .inputs = u8.quantized,
+                        .attrs = {attr_i("hidden_size", 6)}, .num_outputs = 3},
+                       {1, 2, 3, 8, 9, 10, 11});
+}
+
+TEST(RecurrentKernel, DynamicQuantizeLstmRejectsBadWeights) {
+  const QuantizedLstmCase good = quantized_lstm_case(DType::kInt8, false, 2, 1, 1, 3, 4, 41);
+  auto run = [](std::vector<Tensor> in, std::vector<ir::Attribute> extra = {}) {
+    std::vector<ir::Attribute> attrs = {attr_i("hidden_size", 4)};
+    attrs.insert(attrs.end(), extra.begin(), extra.end());
+    return run_node({.op = "DynamicQuantizeLSTM", .domain = "com.microsoft", .opset = 1, .inputs = in, .attrs = attrs,
+                     .num_outputs = 1});
+  };
+  ASSERT_TRUE(run(good.quantized).is_ok()) << run(good.quantized).status().to_string();
+  std::vector<Tensor> float_w = good.quantized;
+  float_w[1] = good.dequantized[1];  // float, and ONNX's layout
+  EXPECT_NE(run(float_w).status().to_string().find("W must be int8 or uint8"), std::string::npos) << run(float_w).status().to_string();
+  std::vector<Tensor> bad_scale = good.quantized;
+  bad_scale[8] = f32({0.1f, 0.2f, 0.3f}, {3});
+  EXPECT_NE(run(bad_scale).status().to_string().find("W's scale must be float32"), std::string::npos);
+  std::vector<Tensor> bad_zero = good.quantized;
+  bad_zero[11] = make(DType::kUint8, std::vector<uint8_t>{0}, {1});
+  EXPECT_NE(run(bad_zero).status().to_string().find("R's zero point must be int8"), std::string::npos);
+  EXPECT_FALSE(run(good.quantized, {attr_i("layout", 1)}).is_ok());  // not one of its attributes
+}
+
 }  // namespace
 }  // namespace sdx::test
