@@ -20,7 +20,9 @@ def test_every_model_is_pinned_and_its_feeds_build():
         assert re.fullmatch(r"[0-9a-f]{64}", m["sha256"]), m["name"]
         assert re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", m["version"]), m["name"]
         assert m["wheel"].endswith(".whl") and m["file"].endswith(".onnx"), m["name"]
-        assert 0 < m["tolerance"] <= 1e-2, m["name"]
+        # Looser than 1e-2 only with the measured reason (bench/zoo_sensitivity.py), and never past 5e-2.
+        limit = 5e-2 if m.get("tolerance_why", "").strip() else 1e-2
+        assert 0 < m["tolerance"] <= limit, m["name"]
         feeds = zoo.make_feeds(m)
         again = zoo.make_feeds(m)
         for name, spec in m["feeds"].items():
