@@ -18,6 +18,10 @@ void int8_dynamic_blocks_avx2(int64_t M, const Int8DynamicRows& x, const Int8Dyn
                               int64_t ldy, int64_t b0, int64_t b1);
 void int8_dynamic_blocks_vnni(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, float* y,
                               int64_t ldy, int64_t b0, int64_t b1);
+void int8_integer_blocks_avx2(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, int32_t* y,
+                              int64_t ldy, int64_t b0, int64_t b1);
+void int8_integer_blocks_vnni(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, int32_t* y,
+                              int64_t ldy, int64_t b0, int64_t b1);
 
 namespace {
 
@@ -55,7 +59,9 @@ void quantize_portable(int64_t M, int64_t K, const float* x, int64_t ldx, uint8_
   }
 }
 
-void blocks_portable(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, float* y, int64_t ldy,
+// kInt: y is int32 and receives the corrected sums; else float, scaled.
+template <bool kInt>
+void blocks_portable(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, void* y, int64_t ldy,
                      int64_t b0, int64_t b1) {
   const int64_t groups = w.padded_k() / 4, N = w.N();
   for (int64_t b = b0; b < b1; ++b) {
@@ -73,8 +79,12 @@ void blocks_portable(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeigh
         }
         const int64_t corr = x.zero ? int64_t{x.zero[m]} * w.colsum()[n0 + c] : w.corr()[n0 + c];
         const int32_t exact = static_cast<int32_t>(static_cast<uint32_t>(acc - corr));
-        const float s = x.scale[m] * w.scale()[n0 + c];
-        y[m * ldy + n0 + c] = static_cast<float>(exact) * s;
+        if constexpr (kInt) {
+          static_cast<int32_t*>(y)[m * ldy + n0 + c] = exact;
+        } else {
+          const float s = x.scale[m] * w.scale()[n0 + c];
+          static_cast<float*>(y)[m * ldy + n0 + c] = static_cast<float>(exact) * s;
+        }
       }
     }
   }
@@ -106,7 +116,19 @@ void int8_dynamic_blocks(Int8DynamicIsa isa, int64_t M, const Int8DynamicRows& x
   if (isa != Int8DynamicIsa::kPortable && int8_dynamic_isa_supported(Int8DynamicIsa::kAvx2))
     return int8_dynamic_blocks_avx2(M, x, w, y, ldy, b0, b1);
 #endif
-  blocks_portable(M, x, w, y, ldy, b0, b1);
+  blocks_portable<false>(M, x, w, y, ldy, b0, b1);
+}
+
+void int8_integer_blocks(Int8DynamicIsa isa, int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w,
+                         int32_t* y, int64_t ldy, int64_t b0, int64_t b1) {
+  if (M <= 0 || b1 <= b0) return;
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == Int8DynamicIsa::kAvx512Vnni && int8_dynamic_isa_supported(isa))
+    return int8_integer_blocks_vnni(M, x, w, y, ldy, b0, b1);
+  if (isa != Int8DynamicIsa::kPortable && int8_dynamic_isa_supported(Int8DynamicIsa::kAvx2))
+    return int8_integer_blocks_avx2(M, x, w, y, ldy, b0, b1);
+#endif
+  blocks_portable<true>(M, x, w, y, ldy, b0, b1);
 }
 
 }  // namespace detail

@@ -118,6 +118,11 @@ Int8DynamicRows int8_dynamic_quantize(Int8DynamicIsa isa, int64_t M, int64_t K, 
 // Column blocks [b0, b1) of y (row stride ldy, y[m, 0] at y + m * ldy) for the M quantized rows. Single-threaded.
 void int8_dynamic_blocks(Int8DynamicIsa isa, int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w,
                          float* y, int64_t ldy, int64_t b0, int64_t b1);
+// The same blocks' exact integer sums: y[m, n] (int32, row stride ldy) = sum_k q[m, k] w[k, n] - zero[m] *
+// colsum[n] (x.zero required: the rows' zero points; modular int32, exact while int8_dynamic_applies(K)).
+// x.scale and the weights' scales are not read. Single-threaded; the paths give the same values.
+void int8_integer_blocks(Int8DynamicIsa isa, int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w,
+                         int32_t* y, int64_t ldy, int64_t b0, int64_t b1);
 // Column blocks per parallel chunk: at least ~64K weights (~0.6 us with VNNI), so a chunk outweighs the
 // hand-off (measured on Zen 4: a 256 x 256 product split in two chunks of 32K was slower than one).
 inline int64_t int8_dynamic_grain(int64_t K) {

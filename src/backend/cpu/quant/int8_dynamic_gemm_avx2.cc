@@ -60,10 +60,11 @@ SDX_AVX2_INLINE int32_t load4(const uint8_t* p) {
 // past `width` are computed on the zero padding but not stored). corr, scale and y start at the block's
 // first column.
 // zero: null (the correction is corr) or the rows' zero points (the correction is zero[r] * colsum).
-template <int R, int C>
+// kInt: out is int32 and receives the corrected sums (scale and sx are not read); else float, scaled.
+template <int R, int C, bool kInt>
 SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
                       const int8_t* wb, int64_t c0, const int32_t* corr, const int32_t* colsum, const float* scale,
-                      float* y, int64_t ldy, int64_t width) {
+                      void* out, int64_t ldy, int64_t width) {
   static_assert(C % 2 == 0, "columns are folded in pairs of vectors");
   __m256i acc[R][C];
 #pragma GCC unroll 8
@@ -89,30 +90,64 @@ SDX_AVX2_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float
     const bool full = col + 8 <= width;
     const __m256i mask = full ? _mm256_set1_epi32(-1) : lane_mask(width - col);
     const __m256i corr_v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((zero ? colsum : corr) + col));
-    const __m256 scale_v = _mm256_loadu_ps(scale + col);
+    const __m256 scale_v = kInt ? _mm256_setzero_ps() : _mm256_loadu_ps(scale + col);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // vphaddd folds within 128-bit lanes: columns 0 1 4 5 | 2 3 6 7; the permute restores 0..7.
       __m256i a = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2 * j], acc[r][2 * j + 1]), 0xd8);
       a = _mm256_sub_epi32(a, zero ? _mm256_mullo_epi32(_mm256_set1_epi32(zero[r]), corr_v) : corr_v);
+      if constexpr (kInt) {
+        int* yi = static_cast<int32_t*>(out) + r * ldy + col;
+        if (full)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(yi), a);
+        else
+          _mm256_maskstore_epi32(yi, mask, a);
+        continue;
+      }
       const __m256 s = _mm256_mul_ps(_mm256_set1_ps(sx[r]), scale_v);
-      const __m256 out = _mm256_mul_ps(_mm256_cvtepi32_ps(a), s);
-      float* yp = y + r * ldy + col;
+      const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), s);
+      float* yp = static_cast<float*>(out) + r * ldy + col;
       if (full)
-        _mm256_storeu_ps(yp, out);
+        _mm256_storeu_ps(yp, v);
       else
-        _mm256_maskstore_ps(yp, mask, out);
+        _mm256_maskstore_ps(yp, mask, v);
     }
   }
 }
 
 // Rows [0, R) over a whole block: tiles of 4 C columns.
-template <int R, int C>
+template <int R, int C, bool kInt>
 SDX_AVX2_FN void block_rows(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
-                            const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, float* y,
+                            const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, void* y,
                             int64_t ldy, int64_t width) {
   for (int64_t c0 = 0; c0 < width; c0 += 4 * C)
-    tile<R, C>(groups, q, ldq, sx, zero, wb, c0, corr, colsum, scale, y, ldy, width);
+    tile<R, C, kInt>(groups, q, ldq, sx, zero, wb, c0, corr, colsum, scale, y, ldy, width);
+}
+
+// Column blocks [b0, b1): float outputs (kInt false) or int32 sums (kInt true).
+template <bool kInt>
+SDX_AVX2_FN void blocks(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, void* y, int64_t ldy,
+                        int64_t b0, int64_t b1) {
+  const int64_t groups = w.padded_k() / 4, N = w.N();
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t n0 = b * kInt8DynamicBlock, width = std::min(kInt8DynamicBlock, N - n0);
+    const int8_t* wb = w.block(b);
+    const int32_t* corr = w.corr() + n0;
+    const int32_t* colsum = w.colsum() + n0;
+    const float* scale = kInt ? nullptr : w.scale() + n0;
+    auto zero = [&](int64_t m) { return x.zero ? x.zero + m : nullptr; };
+    auto sx = [&](int64_t m) { return kInt ? nullptr : x.scale + m; };
+    auto at = [&](int64_t m) -> void* {
+      if constexpr (kInt) return static_cast<int32_t*>(y) + m * ldy + n0;
+      return static_cast<float*>(y) + m * ldy + n0;
+    };
+    int64_t m = 0;
+    // Row pairs share each widened weight vector (8 accumulators either way).
+    for (; m + 2 <= M; m += 2)
+      block_rows<2, 4, kInt>(groups, x.q + m * x.ldq, x.ldq, sx(m), zero(m), wb, corr, colsum, scale, at(m), ldy, width);
+    if (m < M)
+      block_rows<1, 8, kInt>(groups, x.q + m * x.ldq, x.ldq, sx(m), zero(m), wb, corr, colsum, scale, at(m), ldy, width);
+  }
 }
 
 }  // namespace
@@ -141,23 +176,12 @@ SDX_AVX2_FN void int8_dynamic_quantize_avx2(int64_t M, int64_t K, const float* x
 
 SDX_AVX2_FN void int8_dynamic_blocks_avx2(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, float* y,
                                           int64_t ldy, int64_t b0, int64_t b1) {
-  const int64_t groups = w.padded_k() / 4, N = w.N();
-  for (int64_t b = b0; b < b1; ++b) {
-    const int64_t n0 = b * kInt8DynamicBlock, width = std::min(kInt8DynamicBlock, N - n0);
-    const int8_t* wb = w.block(b);
-    const int32_t* corr = w.corr() + n0;
-    const int32_t* colsum = w.colsum() + n0;
-    const float* scale = w.scale() + n0;
-    auto zero = [&](int64_t m) { return x.zero ? x.zero + m : nullptr; };
-    int64_t m = 0;
-    // Row pairs share each widened weight vector (8 accumulators either way).
-    for (; m + 2 <= M; m += 2)
-      block_rows<2, 4>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, zero(m), wb, corr, colsum, scale, y + m * ldy + n0,
-                       ldy, width);
-    if (m < M)
-      block_rows<1, 8>(groups, x.q + m * x.ldq, x.ldq, x.scale + m, zero(m), wb, corr, colsum, scale, y + m * ldy + n0,
-                       ldy, width);
-  }
+  blocks<false>(M, x, w, y, ldy, b0, b1);
+}
+
+SDX_AVX2_FN void int8_integer_blocks_avx2(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, int32_t* y,
+                                          int64_t ldy, int64_t b0, int64_t b1) {
+  blocks<true>(M, x, w, y, ldy, b0, b1);
 }
 
 }  // namespace sdx::cpu::detail

@@ -46,9 +46,10 @@ SDX_VNNI_INLINE void group(const int8_t* wg, const uint8_t* q, int64_t ldq, int6
 // Rows [0, R) of the quantized x over one packed block (64-byte aligned); columns at or past `width` are
 // computed on the zero padding but not stored. corr, scale and y start at the block's first column.
 // zero: null (the correction is corr) or the rows' zero points (the correction is zero[r] * colsum).
-template <int R, int U>
+// kInt: out is int32 and receives the corrected sums (scale and sx are not read); else float, scaled.
+template <int R, int U, bool kInt>
 SDX_VNNI_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float* sx, const int32_t* zero,
-                      const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, float* y,
+                      const int8_t* wb, const int32_t* corr, const int32_t* colsum, const float* scale, void* out,
                       int64_t ldy, int64_t width) {
   __m512i acc[U][R][4];
 #pragma GCC unroll 4
@@ -69,25 +70,30 @@ SDX_VNNI_FN void tile(int64_t groups, const uint8_t* q, int64_t ldq, const float
     if (col >= width) break;
     const __mmask16 mask = col + 16 <= width ? __mmask16(0xffff) : __mmask16((1u << (width - col)) - 1);
     const __m512i corr_v = _mm512_loadu_si512((zero ? colsum : corr) + col);
-    const __m512 scale_v = _mm512_loadu_ps(scale + col);
+    const __m512 scale_v = kInt ? _mm512_setzero_ps() : _mm512_loadu_ps(scale + col);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512i a = acc[0][r][v];
 #pragma GCC unroll 4
       for (int u = 1; u < U; ++u) a = _mm512_add_epi32(a, acc[u][r][v]);
       a = _mm512_sub_epi32(a, zero ? _mm512_mullo_epi32(_mm512_set1_epi32(zero[r]), corr_v) : corr_v);
+      if constexpr (kInt) {
+        _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + r * ldy + col, mask, a);
+        continue;
+      }
       const __m512 s = _mm512_mul_ps(_mm512_set1_ps(sx[r]), scale_v);
       // The zero-masking form: GCC 12's plain _mm512_cvtepi32_ps trips -Wmaybe-uninitialized on its
       // _mm512_undefined_ps() placeholder. Same vcvtdq2ps, rounding to nearest even.
-      _mm512_mask_storeu_ps(y + r * ldy + col, mask, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(mask, a), s));
+      _mm512_mask_storeu_ps(static_cast<float*>(out) + r * ldy + col, mask,
+                            _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(mask, a), s));
     }
   }
 }
 
-}  // namespace
-
-SDX_VNNI_FN void int8_dynamic_blocks_vnni(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, float* y,
-                                          int64_t ldy, int64_t b0, int64_t b1) {
+// Column blocks [b0, b1): float outputs (kInt false) or int32 sums (kInt true).
+template <bool kInt>
+SDX_VNNI_FN void blocks(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, void* y, int64_t ldy,
+                        int64_t b0, int64_t b1) {
   const int64_t groups = w.padded_k() / 4, N = w.N();
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t n0 = b * kInt8DynamicBlock, width = std::min(kInt8DynamicBlock, N - n0);
@@ -97,17 +103,30 @@ SDX_VNNI_FN void int8_dynamic_blocks_vnni(int64_t M, const Int8DynamicRows& x, c
     const float* scale = w.scale() + n0;
     for (int64_t m = 0; m < M;) {
       const uint8_t* q = x.q + m * x.ldq;
-      const float* sx = x.scale + m;
+      const float* sx = kInt ? nullptr : x.scale + m;
       const int32_t* zero = x.zero ? x.zero + m : nullptr;
-      float* yb = y + m * ldy + n0;
+      void* yb = kInt ? static_cast<void*>(static_cast<int32_t*>(y) + m * ldy + n0)
+                      : static_cast<void*>(static_cast<float*>(y) + m * ldy + n0);
       switch (std::min<int64_t>(M - m, 4)) {
-        case 4: tile<4, 1>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 4; break;
-        case 3: tile<3, 1>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 3; break;
-        case 2: tile<2, 2>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 2; break;
-        default: tile<1, 4>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 1; break;
+        case 4: tile<4, 1, kInt>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 4; break;
+        case 3: tile<3, 1, kInt>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 3; break;
+        case 2: tile<2, 2, kInt>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 2; break;
+        default: tile<1, 4, kInt>(groups, q, x.ldq, sx, zero, wb, corr, colsum, scale, yb, ldy, width); m += 1; break;
       }
     }
   }
+}
+
+}  // namespace
+
+SDX_VNNI_FN void int8_dynamic_blocks_vnni(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, float* y,
+                                          int64_t ldy, int64_t b0, int64_t b1) {
+  blocks<false>(M, x, w, y, ldy, b0, b1);
+}
+
+SDX_VNNI_FN void int8_integer_blocks_vnni(int64_t M, const Int8DynamicRows& x, const Int8DynamicWeights& w, int32_t* y,
+                                          int64_t ldy, int64_t b0, int64_t b1) {
+  blocks<true>(M, x, w, y, ldy, b0, b1);
 }
 
 }  // namespace sdx::cpu::detail
