@@ -1,12 +1,22 @@
-// ConvInteger and QLinearConv: direct N-D convolution of int8/uint8 data accumulated
-// in int32 (zero points subtracted before padding, so padding contributes zero);
-// QLinearConv adds an int32 bias and requantizes like onnx's reference.
+// ConvInteger and QLinearConv: N-D convolution of int8/uint8 data accumulated in int32 (zero points
+// subtracted before padding, so padding contributes zero); QLinearConv adds an int32 bias and
+// requantizes like onnx's reference.
+//
+// Paths (the same exact sums): a 2-D convolution of one group runs as im2col rows of bytes (padding
+// holds x's zero point) times the packed weights on integer_gemm (VNNI/AVX2/portable), output pixels
+// split over the pool (constant weights packed once by the bound form, per call by run()); anything
+// else on the direct loop.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backend/cpu/kernels/util/conv_util.h"
+#include "backend/cpu/quant/integer_gemm.h"
 #include "backend/cpu/quant/quant_util.h"
+#include "backend/cpu/threading/thread_pool.h"
+#include "backend/frozen_step_context.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -36,18 +46,151 @@ struct ConvResult {
   std::vector<int32_t> values;
 };
 
-// out[n, m, o...] = sum over the group's channels and the window of (x - x_zp) * (w - w_zp[m]).
-Result<ConvResult> conv_int32(const Tensor& x, const Tensor& w, int32_t x_zp, const std::vector<int32_t>& w_zp,
-                              const ConvAttrs& attrs) {
+// The 2-D, one-group convolution on integer_gemm: per image, each output pixel's window (C x KH x KW bytes,
+// x's zero point where it overhangs) is a row, the weights [M, C*KH*KW] are B^T; rows split over the pool.
+// Made per call by run(), once (weights packed, scratch sized) by the bound form.
+// What window_row needs of a 2-D convolution, by value (no aliasing with the bytes it writes).
+struct Window {
+  int64_t C, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OW;
+  uint8_t pad, flip;  // x's zero point as stored; 0x80 for int8 (stored + 128)
+};
+
+// Output pixel p's window (C x KH x KW bytes as x holds them, pad ^ flip where it overhangs) into q; the
+// caller flips an int8 row. kKW: KW when the window's kw run is contiguous (dw 1) and known here
+// (fixed-size copies), else 0.
+template <int kKW>
+void window_row(const uint8_t* __restrict xn, uint8_t* __restrict q, int64_t p, const Window w) {
+  const int64_t KW = kKW > 0 ? kKW : w.KW;
+  const int64_t oh = p / w.OW, ow = p % w.OW, iw0 = ow * w.sw - w.pw;
+  const bool row_inside = iw0 >= 0 && iw0 + (KW - 1) * w.dw < w.W;  // no kw overhangs
+  for (int64_t ch = 0; ch < w.C; ++ch)
+    for (int64_t kh = 0; kh < w.KH; ++kh, q += KW) {
+      const int64_t ih = oh * w.sh - w.ph + kh * w.dh;
+      if (ih < 0 || ih >= w.H) {
+        std::memset(q, w.pad ^ w.flip, static_cast<size_t>(KW));  // flipped back with the row
+        continue;
+      }
+      const uint8_t* xr = xn + (ch * w.H + ih) * w.W;
+      if (kKW > 0 && row_inside) {
+        std::memcpy(q, xr + iw0, static_cast<size_t>(kKW));  // dw is 1
+        continue;
+      }
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t iw = iw0 + kw * w.dw;
+        q[kw] = iw >= 0 && iw < w.W ? xr[iw] : static_cast<uint8_t>(w.pad ^ w.flip);
+      }
+    }
+}
+
+// Rows [p0, p1) of a 2-D convolution's windows, with their zero points and sums (an int8 x's bytes
+// flipped to x + 128 after the copy).
+void window_rows(const uint8_t* xn, const IntegerGemmRows& rows, int64_t p0, int64_t p1, const Window& w, int32_t zero) {
+  void (*row)(const uint8_t*, uint8_t*, int64_t, const Window) = &window_row<0>;
+  if (w.dw == 1) {
+    if (w.KW == 1) row = &window_row<1>;
+    if (w.KW == 2) row = &window_row<2>;
+    if (w.KW == 3) row = &window_row<3>;
+    if (w.KW == 5) row = &window_row<5>;
+    if (w.KW == 7) row = &window_row<7>;
+  }
+  for (int64_t p = p0; p < p1; ++p) {
+    uint8_t* q = rows.row(p);
+    row(xn, q, p, w);
+    if (w.flip)
+      for (int64_t k = 0; k < rows.K; ++k) q[k] ^= w.flip;
+    integer_gemm_finish_row(rows, p, zero);
+  }
+}
+
+// A 1x1 convolution of stride 1 without pads: rows [p0, p1) are x's pixels across the C channels,
+// gathered channel by channel (contiguous reads), with their sums.
+void pointwise_rows(const uint8_t* __restrict xn, const IntegerGemmRows& rows, int64_t p0, int64_t p1, int64_t C, int64_t P,
+                    uint8_t flip, int32_t zero) {
+  for (int64_t p = p0; p < p1; ++p) rows.rowsum[p] = 0;
+  for (int64_t ch = 0; ch < C; ++ch) {
+    const uint8_t* __restrict xc = xn + ch * P;
+    for (int64_t p = p0; p < p1; ++p) {
+      const uint8_t v = static_cast<uint8_t>(xc[p] ^ flip);
+      rows.row(p)[ch] = v;
+      rows.rowsum[p] += v;
+    }
+  }
+  for (int64_t p = p0; p < p1; ++p) integer_gemm_set_row(rows, p, zero, rows.rowsum[p]);
+}
+
+struct PackedConv {
+  std::unique_ptr<IntegerGemmWeights> b;
+  WindowGeometry g;
+  int64_t C = 0, H = 0, W = 0, M = 0, P = 0, K = 0;
+  std::vector<char> scratch;
+  std::vector<int32_t> c;  // [P, M]
+
+  PackedConv(const Tensor& w, const std::vector<int32_t>& w_zp, const WindowGeometry& geometry, const Shape& x_shape)
+      : g(geometry), C(x_shape[1]), H(x_shape[2]), W(x_shape[3]), M(w.shape()[0]) {
+    P = g.out[0] * g.out[1];
+    K = C * g.kernel[0] * g.kernel[1];
+    std::vector<uint8_t> bt(static_cast<size_t>(K * M));  // B [K, M] from w [M, K]
+    const auto* wb = static_cast<const uint8_t*>(w.raw_data());
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k = 0; k < K; ++k) bt[static_cast<size_t>(k * M + m)] = wb[m * K + k];
+    std::vector<int32_t> bz(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) bz[static_cast<size_t>(m)] = w_zp[w_zp.size() == 1 ? 0 : static_cast<size_t>(m)];
+    b = std::make_unique<IntegerGemmWeights>(w.dtype(), bt.data(), M, K, M, bz.data());
+    scratch.resize(integer_gemm_scratch_bytes(P, K));
+    c.resize(static_cast<size_t>(P * M));
+  }
+
+  // out [N, M, OH, OW] from x [N, C, H, W] (uint8, or int8 stored + 128) with zero point x_zp.
+  void run(const Tensor& x, int32_t x_zp, int32_t* out) {
+    const int64_t N = x.shape()[0], KH = g.kernel[0], KW = g.kernel[1], OW = g.out[1];
+    const IntegerGemmRows rows = integer_gemm_rows(scratch.data(), P, K);
+    const bool s8 = x.dtype() == DType::kInt8;
+    const int32_t zero = s8 ? x_zp + 128 : x_zp;
+    const uint8_t flip = s8 ? 0x80 : 0;
+    const Window win{C, H, W, KH, KW, g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads[0], g.pads[1], OW,
+                     static_cast<uint8_t>(zero), flip};
+    const bool pointwise = KH == 1 && KW == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const auto* xn = static_cast<const uint8_t*>(x.raw_data()) + n * C * H * W;
+      parallel_for(P, 16, [&](int64_t p0, int64_t p1) {
+        if (pointwise)
+          pointwise_rows(xn, rows, p0, p1, C, P, flip, zero);
+        else
+          window_rows(xn, rows, p0, p1, win, zero);
+        integer_gemm(rows, p0, p1, *b, c.data() + p0 * M, M, 0, b->blocks());
+        // Transposed to [M, P] in tiles of 16 pixels: 16 consecutive outputs per channel.
+        for (int64_t t0 = p0; t0 < p1; t0 += 16) {
+          const int64_t t1 = std::min(p1, t0 + 16);
+          for (int64_t m = 0; m < M; ++m) {
+            int32_t* o = out + (n * M + m) * P;
+            for (int64_t p = t0; p < t1; ++p) o[p] = c[static_cast<size_t>(p * M + m)];
+          }
+        }
+      });
+    }
+  }
+};
+
+// Whether the convolution takes PackedConv: 2-D, one group, sums exact in int32, a non-empty output.
+bool packed_conv_applies(const Tensor& x, const WindowGeometry& g, int64_t group, const Shape& out) {
+  return x.rank() == 4 && group == 1 && integer_gemm_applies(x.shape()[1] * g.kernel[0] * g.kernel[1]) && out.numel() > 0;
+}
+
+// The window geometry and output shape of x * w, checked (w_zp_size: how many weight zero points).
+struct ConvGeometry {
+  WindowGeometry g;
+  Shape out;
+};
+
+Result<ConvGeometry> conv_geometry(const Tensor& x, const Tensor& w, size_t w_zp_size, const ConvAttrs& attrs) {
   if (x.rank() < 3) return invalid_argument("x must have rank >= 3, has shape " + x.shape().to_string());
   if (w.rank() != x.rank())
     return invalid_argument("w of shape " + w.shape().to_string() + " must have the rank of x " + x.shape().to_string());
-  const int nsp = x.rank() - 2;
   const int64_t N = x.shape()[0], C = x.shape()[1], M = w.shape()[0], Cg = w.shape()[1];
   if (M % attrs.group != 0 || Cg * attrs.group != C)
     return invalid_argument("channels do not match: x " + x.shape().to_string() + ", w " + w.shape().to_string() +
                             ", group " + std::to_string(attrs.group));
-  if (w_zp.size() != 1 && static_cast<int64_t>(w_zp.size()) != M)
+  if (w_zp_size != 1 && static_cast<int64_t>(w_zp_size) != M)
     return invalid_argument("w_zero_point must hold one value or one per output channel (" + std::to_string(M) + ")");
   WindowGeometry g;
   g.kernel.assign(w.shape().dims().begin() + 2, w.shape().dims().end());
@@ -60,9 +203,27 @@ Result<ConvResult> conv_int32(const Tensor& x, const Tensor& w, int32_t x_zp, co
 
   std::vector<int64_t> out_dims = {N, M};
   out_dims.insert(out_dims.end(), g.out.begin(), g.out.end());
+  ConvGeometry cg;
+  SDX_ASSIGN_OR_RETURN(cg.out, Shape::make(out_dims), "conv output");
+  cg.g = std::move(g);
+  return cg;
+}
+
+// out[n, m, o...] = sum over the group's channels and the window of (x - x_zp) * (w - w_zp[m]).
+Result<ConvResult> conv_int32(const Tensor& x, const Tensor& w, int32_t x_zp, const std::vector<int32_t>& w_zp,
+                              const ConvAttrs& attrs) {
+  SDX_ASSIGN_OR_RETURN(ConvGeometry cg, conv_geometry(x, w, w_zp.size(), attrs), "");
+  const WindowGeometry& g = cg.g;
+  const int nsp = x.rank() - 2;
+  const int64_t N = x.shape()[0], C = x.shape()[1], M = w.shape()[0], Cg = w.shape()[1];
+  const std::vector<int64_t> in_sp(x.shape().dims().begin() + 2, x.shape().dims().end());
   ConvResult r;
-  SDX_ASSIGN_OR_RETURN(r.shape, Shape::make(out_dims), "conv output");
+  r.shape = cg.out;
   r.values.assign(static_cast<size_t>(r.shape.numel()), 0);
+  if (packed_conv_applies(x, g, attrs.group, r.shape)) {
+    PackedConv(w, w_zp, g, x.shape()).run(x, x_zp, r.values.data());
+    return r;
+  }
 
   std::vector<int32_t> xv = load_all_as<int32_t>(x), wv = load_all_as<int32_t>(w);
   for (int32_t& v : xv) v -= x_zp;
@@ -147,6 +308,47 @@ class ConvIntegerKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, DType::kInt32, r.shape), "ConvInteger output");
     std::copy(r.values.begin(), r.values.end(), y.data<int32_t>());
     return Status::ok();
+  }
+
+  // Constant weights (and w_zero_point) on PackedConv: packed once; each call reads x_zero_point (it may be
+  // computed: DynamicQuantizeLinear's) and writes the frozen output. Declines what run() would refuse or
+  // serve on the direct loop.
+  Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& p) const override {
+    using Declined = std::unique_ptr<backend::BoundKernel>;
+    if (!p.has_input(0) || !p.has_input(1) || !p.input_is_constant(1) || !p.wants_output(0)) return Declined();
+    if (p.has_input(3) && !p.input_is_constant(3)) return Declined();
+    const Tensor& x = p.input(0);
+    const Tensor& w = p.input(1);
+    if (!is_8bit_int(x.dtype()) || !is_8bit_int(w.dtype())) return Declined();
+    if (p.has_input(2) && (p.input(2).dtype() != x.dtype() || p.input(2).numel() != 1)) return Declined();
+    std::vector<int32_t> wzp = {0};
+    if (p.has_input(3)) {
+      if (p.input(3).dtype() != w.dtype() || p.input(3).rank() > 1) return Declined();
+      wzp = load_all_as<int32_t>(p.input(3));
+    }
+    Result<ConvGeometry> cg = conv_geometry(x, w, wzp.size(), attrs_);
+    if (!cg.is_ok() || !packed_conv_applies(x, cg->g, attrs_.group, cg->out)) return Declined();
+    if (p.output(0).dtype() != DType::kInt32 || p.output(0).shape() != cg->out) return Declined();
+    struct Bound {
+      backend::FrozenStepContext ctx;
+      std::unique_ptr<PackedConv> conv;
+      Shape out;
+      explicit Bound(const backend::PrepareContext& p) : ctx(p) {}
+    };
+    auto b = std::make_shared<Bound>(p);
+    b->conv = std::make_unique<PackedConv>(w, wzp, cg->g, x.shape());
+    b->out = cg->out;
+    return backend::bind_call([b]() -> Status {
+      const backend::FrozenStepContext& c = b->ctx;
+      int32_t xzp = 0;
+      if (c.has_input(2)) {
+        const Tensor& z = c.input(2);
+        xzp = z.dtype() == DType::kUint8 ? int32_t{z.data<uint8_t>()[0]} : int32_t{z.data<int8_t>()[0]};
+      }
+      SDX_ASSIGN_OR_RETURN(void* y, c.output_data(0, DType::kInt32, b->out), "ConvInteger output");
+      b->conv->run(c.input(0), xzp, static_cast<int32_t*>(y));
+      return Status::ok();
+    });
   }
 
  private:

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <random>
 #include <vector>
 
 #include "runtime/session.h"
@@ -92,6 +93,17 @@ Tensor make(DType dt, const std::vector<T>& v, const std::vector<int64_t>& dims)
   return t;
 }
 inline Tensor f32(const std::vector<float>& v, const std::vector<int64_t>& dims) { return make(DType::kFloat32, v, dims); }
+// n random values over the whole range of an 8-bit integer type (int8 or uint8), and a tensor of them.
+inline std::vector<int> random_8bit(DType t, int64_t n, std::mt19937& gen) {
+  std::uniform_int_distribution<int> dist(t == DType::kInt8 ? -128 : 0, t == DType::kInt8 ? 127 : 255);
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int& e : v) e = dist(gen);
+  return v;
+}
+inline Tensor tensor_8bit(DType t, const std::vector<int>& v, const std::vector<int64_t>& dims) {
+  return t == DType::kInt8 ? make(t, std::vector<int8_t>(v.begin(), v.end()), dims)
+                           : make(t, std::vector<uint8_t>(v.begin(), v.end()), dims);
+}
 inline Tensor i32(const std::vector<int32_t>& v, const std::vector<int64_t>& dims) { return make(DType::kInt32, v, dims); }
 inline Tensor i64(const std::vector<int64_t>& v, const std::vector<int64_t>& dims) { return make(DType::kInt64, v, dims); }
 inline Tensor bools(const std::vector<bool>& v, const std::vector<int64_t>& dims) { return make(DType::kBool, v, dims); }
