@@ -1,11 +1,19 @@
 // MatMulInteger and QLinearMatMul: int8/uint8 matrix products accumulated in int32
 // (numpy matmul broadcasting), with per-tensor, per-row (A) or per-column (B) zero
 // points; QLinearMatMul requantizes like onnx's reference.
+//
+// Paths (the same exact sums): one B for every batch (a 2-D B, the usual weight) and A's batches
+// contiguous run as one product of all A rows on integer_gemm (column blocks split over the pool; a
+// constant B packed once by the bound form, per call by run()); anything else on the portable loop.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
+#include "backend/cpu/quant/integer_gemm.h"
 #include "backend/cpu/quant/quant_util.h"
+#include "backend/cpu/threading/thread_pool.h"
+#include "backend/frozen_step_context.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -79,12 +87,51 @@ Result<std::vector<T>> per_line(const Tensor* t, int64_t n, const char* what, co
                           line + " (" + std::to_string(n) + ")");
 }
 
+// The integer-GEMM form of a product whose every batch reads one B and whose A batches follow each other
+// (row batch * M + m): B packed, scratch for A's rows. Made per call by run(), once by prepare().
+struct PackedMatMul {
+  std::unique_ptr<IntegerGemmWeights> w;
+  int64_t rows = 0, M = 0, K = 0, N = 0;
+  std::vector<char> scratch;
+
+  // c [rows, N] from a; azp: M zero points (row m of every batch).
+  void run(const Tensor& a, const std::vector<int32_t>& azp, int32_t* c) {
+    const IntegerGemmRows r = integer_gemm_rows(scratch.data(), rows, K);
+    const auto* ab = static_cast<const uint8_t*>(a.raw_data());
+    for (int64_t i = 0; i < rows; ++i) integer_gemm_load_row(r, i, a.dtype(), ab + i * K, azp[static_cast<size_t>(i % M)]);
+    // Column blocks split over the pool (a few rows, many columns: a classifier's weight).
+    const IntegerGemmWeights& wr = *w;
+    parallel_for(wr.blocks(), 1, [&](int64_t b0, int64_t b1) { integer_gemm(r, 0, rows, wr, c, N, b0, b1); });
+  }
+};
+
+// Null when the plan does not fit the integer-GEMM form (the portable loop serves it).
+std::unique_ptr<PackedMatMul> pack_matmul(const Tensor& b, const std::vector<int32_t>& bzp, const MatMulPlan& p) {
+  const int64_t batches = static_cast<int64_t>(p.a_offset.size());
+  if (!integer_gemm_applies(p.K) || p.M * p.N == 0) return nullptr;
+  for (int64_t bi = 0; bi < batches; ++bi)
+    if (p.b_offset[static_cast<size_t>(bi)] != p.b_offset[0] || p.a_offset[static_cast<size_t>(bi)] != bi * p.M * p.K) return nullptr;
+  auto pm = std::make_unique<PackedMatMul>();
+  pm->w = std::make_unique<IntegerGemmWeights>(b.dtype(), static_cast<const uint8_t*>(b.raw_data()) + p.b_offset[0], p.N, p.K,
+                                               p.N, bzp.data());
+  pm->rows = batches * p.M;
+  pm->M = p.M;
+  pm->K = p.K;
+  pm->N = p.N;
+  pm->scratch.resize(integer_gemm_scratch_bytes(pm->rows, p.K));
+  return pm;
+}
+
 // C[batch, M, N] = sum_k (A - a_zp[m]) * (B - b_zp[n]) in int32.
 std::vector<int32_t> matmul_int32(const Tensor& a, const Tensor& b, const std::vector<int32_t>& azp,
                                   const std::vector<int32_t>& bzp, const MatMulPlan& p) {
-  const std::vector<int32_t> av = load_all_as<int32_t>(a), bv = load_all_as<int32_t>(b);
   const size_t batches = p.a_offset.size();
   std::vector<int32_t> c(batches * static_cast<size_t>(p.M * p.N), 0);
+  if (std::unique_ptr<PackedMatMul> pm = pack_matmul(b, bzp, p)) {
+    pm->run(a, azp, c.data());
+    return c;
+  }
+  const std::vector<int32_t> av = load_all_as<int32_t>(a), bv = load_all_as<int32_t>(b);
   for (size_t bi = 0; bi < batches; ++bi) {
     const int32_t* A = av.data() + p.a_offset[bi];
     const int32_t* B = bv.data() + p.b_offset[bi];
@@ -129,6 +176,54 @@ class MatMulIntegerKernel final : public backend::Kernel {
     const std::vector<int32_t> c = matmul_int32(a, b, azp, bzp, p);
     std::copy(c.begin(), c.end(), y.data<int32_t>());
     return Status::ok();
+  }
+
+  // A constant B (and b_zero_point) in the integer-GEMM form: packed once; each call loads A's rows and
+  // a_zero_point (read on every call, it may be computed: DynamicQuantizeLinear's) and runs the product
+  // into the frozen output. Declines what run() would refuse or serve on the portable loop.
+  Result<std::unique_ptr<backend::BoundKernel>> prepare(const backend::PrepareContext& p) const override {
+    using Declined = std::unique_ptr<backend::BoundKernel>;
+    if (!p.has_input(0) || !p.has_input(1) || !p.input_is_constant(1) || !p.wants_output(0)) return Declined();
+    if (p.has_input(3) && !p.input_is_constant(3)) return Declined();
+    const Tensor& a = p.input(0);
+    const Tensor& b = p.input(1);
+    if (!is_8bit_int(a.dtype()) || !is_8bit_int(b.dtype())) return Declined();
+    if (p.has_input(2) && (p.input(2).dtype() != a.dtype() || p.input(2).rank() > 1)) return Declined();
+    if (p.has_input(3) && p.input(3).dtype() != b.dtype()) return Declined();
+    Result<MatMulPlan> plan = plan_matmul(a.shape(), b.shape());
+    if (!plan.is_ok() || p.output(0).dtype() != DType::kInt32 || p.output(0).shape() != plan->out) return Declined();
+    const MatMulPlan mp = std::move(plan).value();
+    Result<std::vector<int32_t>> bzp = per_line<int32_t>(p.has_input(3) ? &p.input(3) : nullptr, mp.N, "b_zero_point", "column of B");
+    if (!bzp.is_ok()) return Declined();
+    std::shared_ptr<PackedMatMul> pm = pack_matmul(b, *bzp, mp);
+    if (!pm) return Declined();
+    struct Bound {
+      backend::FrozenStepContext ctx;
+      std::shared_ptr<PackedMatMul> pm;
+      std::vector<int32_t> azp;
+      Shape out;
+      explicit Bound(const backend::PrepareContext& p) : ctx(p) {}
+    };
+    auto bd = std::make_shared<Bound>(p);
+    bd->pm = std::move(pm);
+    bd->azp.assign(static_cast<size_t>(mp.M), 0);
+    bd->out = mp.out;
+    return backend::bind_call([bd]() -> Status {
+      const backend::FrozenStepContext& c = bd->ctx;
+      if (c.has_input(2)) {  // one value or one per row of A, read into the kept vector
+        const Tensor& z = c.input(2);
+        if (z.numel() != 1 && z.numel() != bd->pm->M)
+          return invalid_argument("a_zero_point of shape " + z.shape().to_string() + " must be a scalar or have one value per row of A (" +
+                                  std::to_string(bd->pm->M) + ")");
+        for (int64_t m = 0; m < bd->pm->M; ++m) {
+          const int64_t i = z.numel() == 1 ? 0 : m;
+          bd->azp[static_cast<size_t>(m)] = z.dtype() == DType::kUint8 ? int32_t{z.data<uint8_t>()[i]} : int32_t{z.data<int8_t>()[i]};
+        }
+      }
+      SDX_ASSIGN_OR_RETURN(void* y, c.output_data(0, DType::kInt32, bd->out), "MatMulInteger output");
+      bd->pm->run(c.input(0), bd->azp, static_cast<int32_t*>(y));
+      return Status::ok();
+    });
   }
 };
 
