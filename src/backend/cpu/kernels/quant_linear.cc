@@ -8,6 +8,7 @@
 
 #include "backend/cpu/quant/quant_util.h"
 #include "backend/cpu/quant/quantize_rows.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
@@ -358,10 +359,17 @@ class DynamicQuantizeLinearKernel final : public backend::Kernel {
       return invalid_argument(std::string("DynamicQuantizeLinear needs float input, got ") + dtype_name(x.dtype()));
     const float* xv = x.data<float>();
     const int64_t n = x.numel();
-    float maxx = 0.f, minx = 0.f;
-    for (int64_t i = 0; i < n; ++i) {
-      maxx = std::max(maxx, xv[i]);
-      minx = std::min(minx, xv[i]);
+    // The range on the vector reductions; a NaN or an infinity in x takes the element loop, which skips
+    // NaN (std::max / std::min keep the running value) as before.
+    const float row_max = simd::row_max(xv, n), row_min = simd::row_min(xv, n);  // NaN if x holds one
+    const bool finite = std::isfinite(row_max) && std::isfinite(row_min);
+    float maxx = std::max(0.f, row_max), minx = std::min(0.f, row_min);
+    if (!finite) {
+      maxx = 0.f, minx = 0.f;
+      for (int64_t i = 0; i < n; ++i) {
+        maxx = std::max(maxx, xv[i]);
+        minx = std::min(minx, xv[i]);
+      }
     }
     const float scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
     const float initial_zp = 0.0f - minx / scale;
@@ -370,9 +378,14 @@ class DynamicQuantizeLinearKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor ys, ctx.allocate_output(1, DType::kFloat32, Shape{}), "output y_scale");
     SDX_ASSIGN_OR_RETURN(Tensor yz, ctx.allocate_output(2, DType::kUint8, Shape{}), "output y_zero_point");
     uint8_t* yv = y.data<uint8_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      const float q = std::nearbyint(xv[i] / scale) + zp;
-      yv[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+    if (finite && std::isfinite(scale)) {
+      // x / scale is finite here, so quantize_row's saturate(rint(x / s) + zp) is the loop below.
+      quantize_row(xv, scale, static_cast<int32_t>(zp), yv, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const float q = std::nearbyint(xv[i] / scale) + zp;
+        yv[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+      }
     }
     *ys.data<float>() = scale;
     *yz.data<uint8_t>() = static_cast<uint8_t>(zp);
