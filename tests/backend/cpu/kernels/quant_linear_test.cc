@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "kernel_test_util.h"
 
@@ -142,6 +144,37 @@ TEST(DynamicQuantizeLinearKernel, OnnxExample) {
   EXPECT_EQ(values<uint8_t>((*y)[0]), (std::vector<uint8_t>{153, 255, 0, 26, 221, 179}));
   EXPECT_FLOAT_EQ(values<float>((*y)[1])[0], 5.f / 255.f);
   EXPECT_EQ(values<uint8_t>((*y)[2])[0], 153);
+}
+
+// The vector range and quantize_row against the onnx formula element by element: odd lengths (vector
+// tails), all-positive, all-negative and mixed ranges, halves that round to even, and a NaN (the element
+// loops: NaN does not widen the range).
+TEST(DynamicQuantizeLinearKernel, VectorPathMatchesTheFormula) {
+  std::mt19937 gen(23);
+  auto check = [](const std::vector<float>& v) {
+    float mx = 0.f, mn = 0.f;
+    for (float e : v) mx = std::max(mx, e), mn = std::min(mn, e);
+    const float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
+    const float zp = std::nearbyint(std::clamp(0.0f - mn / scale, 0.0f, 255.0f));
+    auto y = run_node("DynamicQuantizeLinear", {f32(v, {static_cast<int64_t>(v.size())})}, {}, 11, 3);
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    EXPECT_EQ(values<float>((*y)[1])[0], scale);
+    EXPECT_EQ(values<uint8_t>((*y)[2])[0], static_cast<uint8_t>(zp));
+    const std::vector<uint8_t> got = values<uint8_t>((*y)[0]);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i])) continue;
+      EXPECT_EQ(got[i], static_cast<uint8_t>(std::clamp(std::nearbyint(v[i] / scale) + zp, 0.0f, 255.0f))) << i << " " << v[i];
+    }
+  };
+  for (auto [lo, hi, n] : std::vector<std::tuple<float, float, int>>{{-3.f, 5.f, 1001}, {0.5f, 2.f, 37}, {-7.f, -1.f, 64}, {-1.f, 1.f, 3}}) {
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& e : v) e = dist(gen);
+    check(v);
+  }
+  check({-2.55f, 0.f, 2.55f, 0.01f, 0.005f, -0.005f, 1.275f});  // scale 0.02: halves
+  std::vector<float> with_nan = {0.5f, -1.f, std::numeric_limits<float>::quiet_NaN(), 2.f};
+  check(with_nan);
 }
 
 TEST(DynamicQuantizeLinearKernel, NonFloatInputIsAnError) {
