@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include "backend/cpu/quant/quantize_rows.h"
+#include "backend/cpu/simd/vector_ops.h"
 #include "backend/cpu/threading/thread_pool.h"
 
 namespace sdx::cpu {
@@ -38,18 +40,14 @@ Scratch carve(void* scratch, int64_t M, int64_t K) {
 
 namespace {
 
-// Widens [*lo, *hi] to hold a's n values; false when one is NaN or Inf.
+// Widens [*lo, *hi] to hold a's n values (the vector reductions, which return a NaN the row holds);
+// false when one is NaN or Inf.
 bool extend_range(const float* a, int64_t n, float* lo, float* hi) {
-  float l = *lo, h = *hi;
-  bool finite = true;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = a[i];
-    l = v < l ? v : l;
-    h = v > h ? v : h;
-    finite = finite && std::isfinite(v);
-  }
-  *lo = l, *hi = h;
-  return finite;
+  if (n <= 0) return true;
+  const float l = simd::row_min(a, n), h = simd::row_max(a, n);
+  if (!std::isfinite(l) || !std::isfinite(h)) return false;
+  *lo = std::min(*lo, l), *hi = std::max(*hi, h);
+  return true;
 }
 
 // The parameters of a range [lo, hi] holding 0; false when hi - lo overflows float.
@@ -110,12 +108,11 @@ void Uint8DynamicProduct::run(int64_t M, const float* a, int64_t lda, float* y, 
     std::fill(y, y + M * N, std::numeric_limits<float>::quiet_NaN());
     return;
   }
-  const float lo_q = static_cast<float>(-zp), hi_q = static_cast<float>(255 - zp);
   for (int64_t m = 0; m < M; ++m) {
     uint8_t* qr = s.q + m * ldq;
-    const float* ar = a + m * lda;
-    for (int64_t k = 0; k < K; ++k)
-      qr[k] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(std::clamp(ar[k] / as, lo_q, hi_q))) + zp);
+    // A is finite here, so quantize_row's saturate(rint(a / s) + zp) is
+    // nearbyint(clamp(a / s, -zp, 255 - zp)) + zp, MLAS's order.
+    quantize_row(a + m * lda, as, zp, qr, K);
     std::memset(qr + K, 0, static_cast<size_t>(ldq - K));
     s.scale[m] = as;
     s.zero[m] = zp;
