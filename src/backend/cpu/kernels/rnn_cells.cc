@@ -29,6 +29,7 @@
 #include "backend/cpu/kernels/util/seq_util.h"
 #include "backend/cpu/quant/uint8_dynamic_product.h"
 #include "backend/cpu/tensor/permute.h"
+#include "backend/cpu/threading/thread_pool.h"
 #include "backend/cpu/simd/vector_ops.h"
 #include "core/tensor_values.h"
 #include "backend/frozen_step_context.h"
@@ -105,20 +106,28 @@ Status parse_activations(const ir::Node& node, const std::vector<std::string>& d
 
 enum class Cell { kRnn, kGru, kLstm };
 
+// One direction's buffers (the two directions of a bidirectional layer run at once, on two threads).
+template <typename C>
+struct DirectionScratch {
+  std::vector<C> xw, hr, gated, gated_r, tmp, rt;  // rt: run()'s R^T of the direction
+  // DynamicQuantizeLSTM: the products' scratch, and h with finished entries' rows zeroed.
+  std::vector<char> qscratch;
+  std::vector<C> h_active;
+};
+
 // Buffers of one compute() call, sized on first use: a bound call keeps its own, sized by prepare(), and
 // so allocates nothing.
 template <typename C>
 struct RnnScratch {
   std::vector<C> x_copy, w_copy, r_copy, b_copy, p_copy, state_copy;
-  std::vector<C> hs, cs, ys, xw, hr, gated, gated_r, tmp, rt;
+  std::vector<C> hs, cs, ys;
+  std::vector<C> rt;  // prepare()'s R^T of every direction
+  std::array<DirectionScratch<C>, 2> dir;
   std::vector<int64_t> lens;
   Shape y_shape, state_shape;  // of the outputs (kept: building a Shape allocates)
   // float32: each direction's input projection X W^T on oneDNN with W^T packed once (null where the
   // product is too small for it); made by prepare() for the bound call, per call by run().
   std::vector<std::unique_ptr<OneDnnMatMul>> proj;
-  // DynamicQuantizeLSTM: the products' scratch, and h with finished entries' rows zeroed.
-  std::vector<char> qscratch;
-  std::vector<C> h_active;
 };
 
 // Direction d's W [G*H, I] as W^T [I, G*H] packed by oneDNN for `rows` rows of X, or null (a product below
@@ -270,7 +279,7 @@ class RecurrentKernel final : public backend::Kernel {
       if (!q.is_ok()) return Declined();  // run() names what is wrong
       b->quantized = std::move(q).value();
       size_scratch(b->scratch, S, N, H, p.has_input(3));
-      b->scratch.qscratch.resize(quantized_scratch_bytes(b->quantized, S, N));
+      for (DirectionScratch<float>& ds : b->scratch.dir) ds.qscratch.resize(quantized_scratch_bytes(b->quantized, S, N));
       b->scratch.y_shape = y_shape;
       b->scratch.state_shape = state;
       return backend::bind_call(
@@ -303,14 +312,17 @@ class RecurrentKernel final : public backend::Kernel {
     s.hs.reserve(static_cast<size_t>(D * N * H));
     if (cell_ == Cell::kLstm) s.cs.reserve(static_cast<size_t>(D * N * H));
     s.ys.reserve(static_cast<size_t>(S * D * N * H));
-    s.xw.reserve(static_cast<size_t>(S * N * G * H));
-    s.hr.reserve(static_cast<size_t>(N * G * H));
-    if (cell_ == Cell::kGru) {
-      s.gated.reserve(static_cast<size_t>(N * H));
-      s.gated_r.reserve(static_cast<size_t>(N * H));
+    for (int64_t d = 0; d < D; ++d) {
+      DirectionScratch<C>& ds = s.dir[static_cast<size_t>(d)];
+      ds.xw.reserve(static_cast<size_t>(S * N * G * H));
+      ds.hr.reserve(static_cast<size_t>(N * G * H));
+      if (cell_ == Cell::kGru) {
+        ds.gated.reserve(static_cast<size_t>(N * H));
+        ds.gated_r.reserve(static_cast<size_t>(N * H));
+      }
+      ds.tmp.reserve(static_cast<size_t>((G + 1) * H));
+      if (quantized_) ds.h_active.reserve(static_cast<size_t>(N * H));
     }
-    s.tmp.reserve(static_cast<size_t>((G + 1) * H));
-    if (quantized_) s.h_active.reserve(static_cast<size_t>(N * H));
   }
 
   // Scratch bytes of DynamicQuantizeLSTM's products for S steps of N entries.
@@ -403,103 +415,122 @@ class RecurrentKernel final : public backend::Kernel {
     std::vector<C>& ys = sc.ys;  // [seq, dirs, batch, H]
     ys.assign(static_cast<size_t>(S * D * N * H), C(0));
 
-    const size_t na = acts_.size() / static_cast<size_t>(D);
-    // Input projections for all time steps at once: xw[row] = W x[row] + Wb, rows in
-    // X's own order. Each step then needs one GEMM for R h over the whole batch.
-    std::vector<C>& xw = sc.xw;
-    std::vector<C>& hr = sc.hr;
-    xw.resize(static_cast<size_t>(S * N * G * H));
-    hr.resize(static_cast<size_t>(N * G * H));
-    std::vector<C>& gated = sc.gated;
-    std::vector<C>& gated_r = sc.gated_r;
-    gated.resize(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0);
-    gated_r.resize(gated.size());
-    std::vector<C>& tmp = sc.tmp;
-    tmp.resize(static_cast<size_t>((G + 1) * H));
+    // Steps at or past every entry's length do nothing (and DynamicQuantizeLSTM quantizes X over the
+    // rows of the steps before).
+    const int64_t max_len = N > 0 ? *std::max_element(lens.begin(), lens.end()) : 0;
+    if constexpr (std::is_same_v<C, float>) {
+      if (!qw && sc.proj.empty())  // run()'s projections, made here: the directions may run at once
+        for (int64_t e = 0; e < D; ++e) sc.proj.push_back(input_projection(ws + e * G * H * I, S * N, I, G * H, {}));
+    }
+    const Pass<C> pass{xs, ws, rs, bs, ps, rt_all, qw, max_len, S, N, I, H, ctx.num_outputs() > 0 && ctx.wants_output(0)};
+    for (int64_t d = 0; d < D; ++d) {
+      DirectionScratch<C>& ds = sc.dir[static_cast<size_t>(d)];
+      ds.xw.resize(static_cast<size_t>(S * N * G * H));
+      ds.hr.resize(static_cast<size_t>(N * G * H));
+      ds.gated.resize(cell_ == Cell::kGru ? static_cast<size_t>(N * H) : 0);
+      ds.gated_r.resize(ds.gated.size());
+      ds.tmp.resize(static_cast<size_t>((G + 1) * H));
+      if (!rt_all && !qw) ds.rt.resize(static_cast<size_t>(G * H * H));
+      if (qw) {
+        ds.qscratch.resize(std::max(ds.qscratch.size(), quantized_scratch_bytes(*qw, max_len, N)));
+        ds.h_active.resize(static_cast<size_t>(N * H));
+      }
+    }
+    // The directions of a bidirectional layer are independent: one per thread when the pool has two
+    // (the products inside then run single-threaded, as parallel_for does inside a chunk).
+    Status status[2];
+    parallel_for(D, 1, [&](int64_t d0, int64_t d1) {
+      for (int64_t d = d0; d < d1; ++d) status[d] = run_direction<C>(d, pass, sc, sc.dir[static_cast<size_t>(d)]);
+    });
+    for (int64_t d = 0; d < D; ++d) SDX_RETURN_IF_ERROR(status[d], "direction " + std::to_string(d));
+    return write_outputs<T, C>(ctx, frozen, sc, S, N, H);
+  }
+
+  // What every direction reads.
+  template <typename C>
+  struct Pass {
+    const C *xs, *ws, *rs, *bs, *ps;
+    const C* rt_all;
+    const QuantizedWeights* qw;
+    int64_t max_len, S, N, I, H;
+    bool with_y;
+  };
+
+  // Direction d of the layer: its input projection, then its steps, on its own buffers (ds) and its own
+  // slices of the states and of Y in sc.
+  template <typename C>
+  Status run_direction(int64_t d, const Pass<C>& in, RnnScratch<C>& sc, DirectionScratch<C>& ds) const {
+    const int64_t G = gates_, D = dirs_, S = in.S, N = in.N, I = in.I, H = in.H;
+    const bool rev = reverse_ || d == 1;
+    const Activation* act = acts_.data() + static_cast<size_t>(d) * (acts_.size() / static_cast<size_t>(D));
+    const C* wb = in.bs + d * 2 * G * H;
+    const C* rb = wb + G * H;
+    const C* pd = in.ps ? in.ps + d * 3 * H : nullptr;
+    C* hd = sc.hs.data() + d * N * H;
+    C* cd = cell_ == Cell::kLstm ? sc.cs.data() + d * N * H : nullptr;
+    std::vector<C>& xw = ds.xw;
+    std::vector<C>& hr = ds.hr;
+    bool projected = false;
+    if constexpr (std::is_same_v<C, float>) {
+      if (in.qw) {
+        in.qw->w[static_cast<size_t>(d)].run(in.max_len * N, in.xs, I, xw.data(), ds.qscratch.data());
+        projected = true;
+      } else if (sc.proj[static_cast<size_t>(d)]) {
+        SDX_RETURN_IF_ERROR(sc.proj[static_cast<size_t>(d)]->run(in.xs, nullptr, xw.data()), "input projection");
+        projected = true;
+      }
+    }
+    if (!projected) gemm(false, true, S * N, G * H, I, C(1), in.xs, I, in.ws + d * G * H * I, I, C(0), xw.data(), G * H);
+    for (int64_t row = 0; row < S * N; ++row)
+      for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
     // R^T [H, G*H] of the direction: the step's R h is then a product with contiguous weight rows,
     // which at batch <= 8 is the small-M kernel's (gemm.h: one pass over R, accumulators in
     // registers), not one dot product per output element. The bound form (prepare) transposes R once;
     // run() transposes it on every call (about 13 steps' worth, romanizer_gru_encoder) so that its
     // results are bitwise the replay's.
-    if (!rt_all && !qw) sc.rt.resize(static_cast<size_t>(G * H * H));
-    // Steps at or past every entry's length do nothing (and DynamicQuantizeLSTM quantizes X over the
-    // rows of the steps before).
-    const int64_t max_len = N > 0 ? *std::max_element(lens.begin(), lens.end()) : 0;
-    if (qw) {
-      sc.qscratch.resize(std::max(sc.qscratch.size(), quantized_scratch_bytes(*qw, max_len, N)));
-      sc.h_active.resize(static_cast<size_t>(N * H));
-    }
-    for (int64_t d = 0; d < D; ++d) {
-      const bool rev = reverse_ || d == 1;
-      const Activation* act = acts_.data() + static_cast<size_t>(d) * na;
-      const C* rd = rs ? rs + d * G * H * H : nullptr;
-      const C* wb = bs + d * 2 * G * H;
-      const C* rb = wb + G * H;
-      const C* pd = has_p ? ps + d * 3 * H : nullptr;
-      C* hd = hs.data() + d * N * H;
-      C* cd = cell_ == Cell::kLstm ? cs.data() + d * N * H : nullptr;
-      bool projected = false;
+    const C* rt = in.rt_all ? in.rt_all + d * G * H * H : ds.rt.data();
+    if (!in.rt_all && !in.qw) permute(PermutePlan::make({H, G * H}, {1, H}), in.rs + d * G * H * H, ds.rt.data());
+    for (int64_t step = 0; step < in.max_len; ++step) {
       if constexpr (std::is_same_v<C, float>) {
-        if (qw) {
-          qw->w[static_cast<size_t>(d)].run(max_len * N, xs, I, xw.data(), sc.qscratch.data());
-          projected = true;
-        }
+        if (in.qw) quantized_step(*in.qw, d, step, sc.lens, in.with_y, hd, N, H, ds, hr.data());
       }
-      if constexpr (std::is_same_v<C, float>) {
-        if (!projected && sc.proj.empty())
-          for (int64_t e = 0; e < D; ++e) sc.proj.push_back(input_projection(ws + e * G * H * I, S * N, I, G * H, {}));
-        if (!projected && sc.proj[static_cast<size_t>(d)]) {
-          SDX_RETURN_IF_ERROR(sc.proj[static_cast<size_t>(d)]->run(xs, nullptr, xw.data()), "input projection");
-          projected = true;
-        }
-      }
-      if (!projected) gemm(false, true, S * N, G * H, I, C(1), xs, I, ws + d * G * H * I, I, C(0), xw.data(), G * H);
-      for (int64_t row = 0; row < S * N; ++row)
-        for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
-      const C* rt = rt_all ? rt_all + d * G * H * H : sc.rt.data();
-      if (!rt_all && !qw) permute(PermutePlan::make({H, G * H}, {1, H}), rd, sc.rt.data());
-      for (int64_t step = 0; step < max_len; ++step) {
-        if constexpr (std::is_same_v<C, float>) {
-          if (qw) quantized_step(*qw, d, step, lens, ctx.wants_output(0), hd, N, H, sc, hr.data());
-        }
-        if (!qw) gemm(false, false, N, G * H, H, C(1), hd, H, rt, G * H, C(0), hr.data(), G * H);
-        for (int64_t n = 0; n < N; ++n)
-          for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
-        if (cell_ == Cell::kGru && !linear_before_reset_) {
-          // h-gate recurrence uses (r * h) R_h^T: compute r for the batch first.
-          for (int64_t n = 0; n < N; ++n) {
-            const int64_t len = lens[static_cast<size_t>(n)];
-            const int64_t t = rev ? len - 1 - step : step;
-            C* gn = gated.data() + n * H;
-            if (step >= len) {
-              std::fill(gn, gn + H, C(0));
-              continue;
-            }
-            for (int64_t j = 0; j < H; ++j)
-              gn[j] = xw[static_cast<size_t>(x_row(t, n, S, N) * G * H + H + j)] + hr[static_cast<size_t>(n * G * H + H + j)];
-            apply_row(act[0], gn, H);
-            for (int64_t j = 0; j < H; ++j) gn[j] *= hd[n * H + j];
-          }
-          gemm(false, false, N, H, H, C(1), gated.data(), H, rt + 2 * H, G * H, C(0), gated_r.data(), H);
-        }
+      if (!in.qw) gemm(false, false, N, G * H, H, C(1), hd, H, rt, G * H, C(0), hr.data(), G * H);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
+      if (cell_ == Cell::kGru && !linear_before_reset_) {
+        // h-gate recurrence uses (r * h) R_h^T: compute r for the batch first.
         for (int64_t n = 0; n < N; ++n) {
-          const int64_t len = lens[static_cast<size_t>(n)];
-          if (step >= len) continue;
+          const int64_t len = sc.lens[static_cast<size_t>(n)];
           const int64_t t = rev ? len - 1 - step : step;
-          C* yt = ys.data() + ((t * D + d) * N + n) * H;
-          const C* reset_rec = gated_r.empty() ? nullptr : gated_r.data() + n * H;
-          step_cell(act, xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, reset_rec, pd, hd + n * H,
-                    cd ? cd + n * H : nullptr, H, yt, tmp.data());
+          C* gn = ds.gated.data() + n * H;
+          if (step >= len) {
+            std::fill(gn, gn + H, C(0));
+            continue;
+          }
+          for (int64_t j = 0; j < H; ++j)
+            gn[j] = xw[static_cast<size_t>(x_row(t, n, S, N) * G * H + H + j)] + hr[static_cast<size_t>(n * G * H + H + j)];
+          apply_row(act[0], gn, H);
+          for (int64_t j = 0; j < H; ++j) gn[j] *= hd[n * H + j];
         }
+        gemm(false, false, N, H, H, C(1), ds.gated.data(), H, rt + 2 * H, G * H, C(0), ds.gated_r.data(), H);
+      }
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t len = sc.lens[static_cast<size_t>(n)];
+        if (step >= len) continue;
+        const int64_t t = rev ? len - 1 - step : step;
+        C* yt = sc.ys.data() + ((t * D + d) * N + n) * H;
+        const C* reset_rec = ds.gated_r.empty() ? nullptr : ds.gated_r.data() + n * H;
+        step_cell(act, xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, reset_rec, pd, hd + n * H,
+                  cd ? cd + n * H : nullptr, H, yt, ds.tmp.data());
       }
     }
-    return write_outputs<T, C>(ctx, frozen, sc, S, N, H);
+    return Status::ok();
   }
 
   // hr [N, G*H] = direction d's h R for DynamicQuantizeLSTM; with Y an output (with_y), the rows of
   // entries finished before the previous step count as 0 (onnxruntime's zeroed rows of Y).
   static void quantized_step(const QuantizedWeights& qw, int64_t d, int64_t step, const std::vector<int64_t>& lens,
-                             bool with_y, const float* h, int64_t N, int64_t H, RnnScratch<float>& sc, float* hr) {
+                             bool with_y, const float* h, int64_t N, int64_t H, DirectionScratch<float>& sc, float* hr) {
     const float* h_in = h;
     if (with_y && std::any_of(lens.begin(), lens.end(), [&](int64_t len) { return step > len; })) {
       for (int64_t n = 0; n < N; ++n) {

@@ -347,5 +347,50 @@ TEST(RecurrentKernel, DynamicQuantizeLstmRejectsBadWeights) {
   EXPECT_FALSE(run(good.quantized, {attr_i("layout", 1)}).is_ok());  // not one of its attributes
 }
 
+// The two directions of a bidirectional layer run on two threads when the pool has them: the same bits
+// as one thread, for GRU (both reset forms), LSTM and DynamicQuantizeLSTM, with sequence_lens.
+TEST(RecurrentKernel, ConcurrentDirectionsMatchOneThread) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> dist(-0.7f, 0.7f);
+  auto rand = [&](const std::vector<int64_t>& dims) {
+    Tensor t = f32({}, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
+    return t;
+  };
+  const int64_t S = 9, N = 2, I = 11, H = 21;
+  auto run_threads = [](const NodeSpec& spec, int threads) {
+    runtime::SessionOptions options;
+    options.intra_op_num_threads = threads;
+    std::vector<std::pair<std::string, Datum>> feeds;
+    for (size_t i = 0; i < spec.inputs.size(); ++i)
+      if (spec.inputs[i].defined()) feeds.emplace_back("x" + std::to_string(i), Datum::tensor(spec.inputs[i]));
+    auto session = runtime::Session::create(one_node_model(spec), options);
+    EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+    auto out = (*session)->run(feeds);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    std::vector<std::vector<float>> values_out;
+    for (const Datum& d : *out) values_out.push_back(values<float>(d.as_tensor()));
+    return values_out;
+  };
+  const Tensor lens = make(DType::kInt32, std::vector<int32_t>{9, 6}, {N});
+  std::vector<NodeSpec> specs;
+  for (int lbr : {0, 1})
+    specs.push_back({.op = "GRU", .opset = 22,
+                     .inputs = {rand({S, N, I}), rand({2, 3 * H, I}), rand({2, 3 * H, H}), rand({2, 6 * H}), lens},
+                     .attrs = {attr_i("hidden_size", H), attr_s("direction", "bidirectional"), attr_i("linear_before_reset", lbr)},
+                     .num_outputs = 2});
+  specs.push_back({.op = "LSTM", .opset = 22,
+                   .inputs = {rand({S, N, I}), rand({2, 4 * H, I}), rand({2, 4 * H, H}), rand({2, 8 * H}), lens},
+                   .attrs = {attr_i("hidden_size", H), attr_s("direction", "bidirectional")},
+                   .num_outputs = 3});
+  const QuantizedLstmCase q = quantized_lstm_case(DType::kInt8, true, S, N, 2, I, H, 43);
+  specs.push_back({.op = "DynamicQuantizeLSTM", .domain = "com.microsoft", .opset = 1, .inputs = q.quantized,
+                   .attrs = {attr_i("hidden_size", H), attr_s("direction", "bidirectional")}, .num_outputs = 3});
+  for (const NodeSpec& spec : specs) {
+    SCOPED_TRACE(spec.op);
+    EXPECT_EQ(run_threads(spec, 2), run_threads(spec, 1));
+  }
+}
+
 }  // namespace
 }  // namespace sdx::test
