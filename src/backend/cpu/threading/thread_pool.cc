@@ -1,6 +1,8 @@
 #include "backend/cpu/threading/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <string>
@@ -10,6 +12,7 @@
 #endif
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #define SDX_POOL_AFFINITY 1
 #endif
@@ -24,6 +27,45 @@ constexpr int kSpinIterations = 8192;
 constexpr uint64_t kCountMask = 0xffff;
 // A spinning worker checks whether it shares the caller's CPU every this many pause iterations.
 constexpr int kColocationCheckEvery = 256;
+
+// CPU contention: more runnable threads than CPUs (another process spinning on the other core). Workers
+// spinning between regions then take CPU time from the caller, and a caller spinning on a chunk held by a
+// worker the scheduler took off its CPU takes it from that worker: the pool loses to no pool at all.
+// Each worker samples its involuntary context switches (getrusage) every kWatchEveryNs after a job;
+// kContendedSwitches or more in one sample mark the process contended for kContendedNs. Meanwhile
+// workers spin kContendedSpin pause iterations only before they sleep, and a caller waiting for a chunk
+// yields its CPU. Short enough that an idle machine gets the spinning back within 50 ms. Measured with
+// bench/corun.py (bench/README.md, "Co-running load"). The mark is a hint shared by the pools of the
+// process (the condition is the machine's): relaxed loads and stores, it publishes no data.
+constexpr int64_t kWatchEveryNs = 10'000'000;
+constexpr long kContendedSwitches = 2;
+constexpr int64_t kContendedNs = 50'000'000;
+constexpr int kContendedSpin = 64;
+std::atomic<int64_t> g_contended_until_ns{0};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+bool contended() { return now_ns() < g_contended_until_ns.load(std::memory_order_relaxed); }
+
+// A worker's last sample of its involuntary context switches.
+struct PreemptionWatch {
+  int64_t last_ns = 0;
+  long last_switches = -1;
+};
+
+void watch_preemption(PreemptionWatch* w) {
+  const int64_t t = now_ns();
+  if (t - w->last_ns < kWatchEveryNs) return;
+#if defined(RUSAGE_THREAD)
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return;
+  if (w->last_switches >= 0 && ru.ru_nivcsw - w->last_switches >= kContendedSwitches)
+    g_contended_until_ns.store(t + kContendedNs, std::memory_order_relaxed);
+  w->last_switches = ru.ru_nivcsw;
+#endif
+  w->last_ns = t;
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -126,9 +168,11 @@ void ThreadPool::worker_loop(int index) {
   // wake_'s value when the pool was built, not when this thread got to run: a thread that starts
   // late must still notice the jobs (and the shutdown) published since.
   uint32_t seen = 0;
+  PreemptionWatch watch;
   for (;;) {
     uint32_t now = wake_.load(std::memory_order_acquire);
-    for (int i = 0; now == seen && i < kSpinIterations; ++i) {
+    const int spins = contended() ? kContendedSpin : kSpinIterations;
+    for (int i = 0; now == seen && i < spins; ++i) {
       cpu_relax();
       // Spinning on the caller's CPU takes time from the caller that the pool exists to save.
       if (i % kColocationCheckEvery == kColocationCheckEvery - 1) avoid_caller_cpu();
@@ -152,6 +196,7 @@ void ThreadPool::worker_loop(int index) {
     // The kernel may have woken this thread onto the caller's CPU (a few ns when it has not).
     avoid_caller_cpu();
     run_chunks();
+    watch_preemption(&watch);
   }
 }
 
@@ -177,8 +222,12 @@ void ThreadPool::run(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_
   wake_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers();
   run_chunks();
-  // acquire: pairs with each chunk's release increment, so their writes are visible.
-  while (done_.load(std::memory_order_acquire) < chunks) cpu_relax();
+  // acquire: pairs with each chunk's release increment, so their writes are visible. Under contention
+  // the caller yields while it waits: the chunk it waits for may be on a worker that needs the CPU.
+  for (int i = 1; done_.load(std::memory_order_acquire) < chunks; ++i) {
+    cpu_relax();
+    if (i % kColocationCheckEvery == 0 && contended()) std::this_thread::yield();
+  }
   // release: the next thread to take the pool sees this job finished.
   busy_.clear(std::memory_order_release);
 }
