@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/gemm/gemm.h"
 #include "bound_test_util.h"
 #include "kernel_test_util.h"
 
@@ -390,6 +391,52 @@ TEST(RecurrentKernel, ConcurrentDirectionsMatchOneThread) {
     SCOPED_TRACE(spec.op);
     EXPECT_EQ(run_threads(spec, 2), run_threads(spec, 1));
   }
+}
+
+// The recurrent product of a wide layer runs in four column blocks (reverse order on odd steps, for L2):
+// each block's columns must come out as the whole product's, bit for bit, at the batch sizes of a step
+// (the small-M kernel) and a batch past it; float and double. A 320-wide LSTM (R^T 1.6 MiB: blocks) then
+// agrees with its float64 run and its bound form gives run()'s bits.
+TEST(RecurrentKernel, WideRecurrentProductInColumnBlocks) {
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (int64_t N : {1, 3, 9}) {
+    const int64_t H = 512, GH = 2048;
+    std::vector<float> h(static_cast<size_t>(N * H)), rt(static_cast<size_t>(H * GH));
+    for (float& v : h) v = dist(gen);
+    for (float& v : rt) v = dist(gen);
+    std::vector<float> whole(static_cast<size_t>(N * GH)), blocks(whole.size());
+    cpu::gemm(false, false, N, GH, H, 1.f, h.data(), H, rt.data(), GH, 0.f, whole.data(), GH);
+    for (int64_t b = 3; b >= 0; --b)
+      cpu::gemm(false, false, N, GH / 4, H, 1.f, h.data(), H, rt.data() + b * GH / 4, GH, 0.f, blocks.data() + b * GH / 4, GH);
+    ASSERT_EQ(whole, blocks) << "N=" << N;
+    std::vector<double> hd(h.begin(), h.end()), rtd(rt.begin(), rt.end()), wd(whole.size()), bd(whole.size());
+    cpu::gemm(false, false, N, GH, H, 1.0, hd.data(), H, rtd.data(), GH, 0.0, wd.data(), GH);
+    for (int64_t b = 0; b < 4; ++b)
+      cpu::gemm(false, false, N, GH / 4, H, 1.0, hd.data(), H, rtd.data() + b * GH / 4, GH, 0.0, bd.data() + b * GH / 4, GH);
+    ASSERT_EQ(wd, bd) << "double N=" << N;
+  }
+  const int64_t S = 6, N = 1, I = 16, H = 320;
+  std::uniform_real_distribution<float> small(-0.1f, 0.1f);
+  auto rand = [&](const std::vector<int64_t>& dims) {
+    Tensor t = f32({}, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = small(gen);
+    return t;
+  };
+  const std::vector<ir::Attribute> attrs = {attr_i("hidden_size", H)};
+  std::vector<Tensor> in = {rand({S, N, I}), rand({1, 4 * H, I}), rand({1, 4 * H, H}), rand({1, 8 * H})};
+  expect_bound_matches({.op = "LSTM", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 2}, {1, 2, 3});
+  std::vector<Tensor> in64;
+  for (const Tensor& t : in) {
+    Tensor d = Tensor::allocate(DType::kFloat64, t.shape()).value();
+    for (int64_t k = 0; k < t.numel(); ++k) d.data<double>()[k] = t.data<float>()[k];
+    in64.push_back(std::move(d));
+  }
+  auto y32 = run_node({.op = "LSTM", .opset = 22, .inputs = in, .attrs = attrs, .num_outputs = 1});
+  auto y64 = run_node({.op = "LSTM", .opset = 22, .inputs = in64, .attrs = attrs, .num_outputs = 1});
+  ASSERT_TRUE(y32.is_ok() && y64.is_ok());
+  for (int64_t k = 0; k < (*y32)[0].numel(); ++k)
+    ASSERT_NEAR((*y32)[0].data<float>()[k], (*y64)[0].data<double>()[k], 1e-5) << k;
 }
 
 }  // namespace
