@@ -127,15 +127,7 @@ TEST(FramesConv, FusedConvEqualsConvThenActivationAndBoundEqualsRun) {
     const Tensor yr = must_run("Add", {y, r});
     for (const ActivationCase& a : all_activations()) {
       SCOPED_TRACE(c.name + ", " + a.name);
-      std::vector<ir::Attribute> attrs = attrs_of(c);
-      for (const ir::Attribute& at : a.fused_attrs()) attrs.push_back(at);
-      auto fused = run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = attrs});
-      ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
-      EXPECT_TRUE(same_bits(*fused, apply_activation(a, y)));
-      auto with_r =
-          run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b, r}, .attrs = attrs});
-      ASSERT_TRUE(with_r.is_ok()) << with_r.status().to_string();
-      EXPECT_TRUE(same_bits(*with_r, apply_activation(a, yr)));
+      expect_fused_conv_bits(x, w, b, r, attrs_of(c), a, y, yr);
     }
     SCOPED_TRACE(c.name);
     // oneDNN's execute allocates its argument map (see fused_conv_test.cc).

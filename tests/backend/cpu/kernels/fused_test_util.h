@@ -125,6 +125,21 @@ inline Tensor must_run(const std::string& op, std::vector<Tensor> inputs, std::v
   return r.is_ok() ? r.value() : Tensor();
 }
 
+// sdx.FusedConv of x, w, b with activation `a` (its attributes added to conv_attrs) equals the
+// activation of y = Conv(x, w, b) bit for bit, and with the residual r, the activation of yr = y + r.
+inline void expect_fused_conv_bits(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r,
+                                   std::vector<ir::Attribute> conv_attrs, const ActivationCase& a, const Tensor& y,
+                                   const Tensor& yr) {
+  for (const ir::Attribute& at : a.fused_attrs()) conv_attrs.push_back(at);
+  auto fused = run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b}, .attrs = conv_attrs});
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  EXPECT_TRUE(same_bits(*fused, apply_activation(a, y)));
+  auto with_r =
+      run_single(NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w, b, r}, .attrs = conv_attrs});
+  ASSERT_TRUE(with_r.is_ok()) << with_r.status().to_string();
+  EXPECT_TRUE(same_bits(*with_r, apply_activation(a, yr)));
+}
+
 inline const std::vector<DType>& float_dtypes() {
   static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
   return k;
