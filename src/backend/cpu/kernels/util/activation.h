@@ -77,6 +77,7 @@ inline C clamp_above(C x, C hi) {
 
 // The functors below with a lanes() member do per lane exactly what operator() does (float_row.h).
 struct IdentityActivation {
+  static constexpr bool kWideLanes = true;
   Status init(const ir::Node&) { return Status::ok(); }
   template <typename V>
   V lanes(V v) const {
@@ -88,6 +89,7 @@ struct IdentityActivation {
   }
 };
 struct ReluOp {
+  static constexpr bool kWideLanes = true;
   Status init(const ir::Node&) { return Status::ok(); }
   // The row kernel at the CPU's vector width (an ordered-compare select: simd/kernels_impl.h); exact,
   // so operator() gives its bits without apply_row1.
@@ -102,6 +104,7 @@ struct ReluOp {
   }
 };
 struct LeakyReluOp {
+  static constexpr bool kWideLanes = true;
   float alpha = 0.01f;
   Status init(const ir::Node& node) {
     alpha = node.attr_float("alpha", 0.01f);
@@ -135,6 +138,7 @@ struct TanhOp {
   }
 };
 struct HardSigmoidOp {
+  static constexpr bool kWideLanes = true;
   float alpha = 0.2f, beta = 0.5f;
   Status init(const ir::Node& node) {
     alpha = node.attr_float("alpha", alpha);
@@ -153,6 +157,7 @@ struct HardSigmoidOp {
   }
 };
 struct HardSwishOp {
+  static constexpr bool kWideLanes = true;
   Status init(const ir::Node&) { return Status::ok(); }
   template <typename V>
   V lanes(V v) const {
@@ -204,6 +209,7 @@ struct SwishOp {
 // Clip with float bounds: the same comparisons as the Clip kernel (a NaN x passes through; a NaN
 // bound makes every output NaN, as numpy's clip does).
 struct ClipOp {
+  static constexpr bool kWideLanes = true;
   float lo = -INFINITY, hi = INFINITY;
   bool nan_bound() const { return lo != lo || hi != hi; }
   template <typename V>
@@ -226,6 +232,7 @@ struct ClipOp {
 // Lane form only, so it exists for the activations that have one (FusedActivation::make).
 template <typename F>
 struct ClampedOp {
+  static constexpr bool kWideLanes = true;
   F f;
   ClipOp clamp;
   template <typename V>
@@ -238,9 +245,16 @@ struct ClampedOp {
   }
 };
 
+// The functors wide_lane_row (float_row.h) is instantiated for (lane_rows.cc, lane_rows_*.cc): those
+// declaring kWideLanes.
+#define SDX_WIDE_LANE_FUNCTORS(X)                                                                        \
+  X(IdentityActivation) X(ReluOp) X(LeakyReluOp) X(HardSigmoidOp) X(HardSwishOp) X(ClipOp) X(ClampedOp<ReluOp>) \
+  X(ClampedOp<LeakyReluOp>)
+
 // y[j] = f(y[j] + b[j * b_step]) for j < n (b_step 0: one bias for the row; b null: f(y[j])), for
 // float or double. Functors with a lane form (no activation, Relu, LeakyRelu, Clip, HardSigmoid,
-// HardSwish; float_row.h) run on 16-byte vectors (GCC/Clang vector extensions, plain SSE2) with the
+// HardSwish; float_row.h) run on float vectors of the CPU's width (wide_lane_row) or, at the scalar
+// level and for double, on 16-byte vectors (GCC/Clang vector extensions, plain SSE2), with the
 // same comparisons and arithmetic per lane as the scalar functors, so the bits are the same (NaN
 // included: a lane compare is false for NaN, so the select keeps x); the scalar functors compile to
 // a branch per element, which mispredicts on signed data. Float Relu without a bias runs its row
@@ -264,6 +278,9 @@ void epilogue_row(const F& f, T* y, const T* b, int64_t n, int64_t b_step = 1) {
     }
     f.row(y, y, n);
     return;
+  }
+  if constexpr (std::is_same_v<T, float> && HasWideLanes<F>) {
+    if (wide_lane_row(f, y, y, n, b, b_step)) return;
   }
   int64_t j = 0;
   if constexpr (HasLanes<F> && std::is_floating_point_v<T>) {

@@ -260,7 +260,8 @@ std::unique_ptr<backend::BoundKernel> prepare_binary_broadcast(const backend::Pr
 
 // out[i] = op(in[i]) for i < n, split over the pool. Float rows (and 16-bit floats, widened in
 // blocks) go through op.row when the functor has one (Relu's too); float and double through op.lanes
-// (16-byte vectors, branch-free) when it has that (LeakyRelu, HardSigmoid, HardSwish: float_row.h).
+// (branch-free; float at the CPU's vector width, wide_lane_row, double on 16-byte vectors) when it has
+// that (LeakyRelu, HardSigmoid, HardSwish: float_row.h).
 template <typename T, typename Op>
 void unary_map(const Op& op, const T* in, T* out, int64_t n) {
   if constexpr (HasFloatRow<Op> && std::is_same_v<T, float>) {
@@ -268,7 +269,12 @@ void unary_map(const Op& op, const T* in, T* out, int64_t n) {
     constexpr int64_t kGrain = HasLanes<Op> ? kCheapMapGrain : kRowMapGrain;
     parallel_for(n, kGrain, [&](int64_t b, int64_t e) { op.row(in + b, out + b, e - b); });
   } else if constexpr (HasLanes<Op> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-    parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) { lane_map(op, in + b, out + b, e - b); });
+    parallel_for(n, kCheapMapGrain, [&](int64_t b, int64_t e) {
+      if constexpr (std::is_same_v<T, float> && HasWideLanes<Op>) {
+        if (wide_lane_row(op, in + b, out + b, e - b, nullptr, 0)) return;
+      }
+      lane_map(op, in + b, out + b, e - b);
+    });
   } else if constexpr (HasFloatRow<Op> && is_half_v<T>) {
     parallel_for(n, kRowMapGrain, [&](int64_t b, int64_t e) {
       constexpr int64_t kBlock = 256;

@@ -42,6 +42,16 @@ concept HasLanes = requires(const F& f, FloatLanes4 v) {
   { f.lanes(v) } -> std::same_as<FloatLanes4>;
 };
 
+// A lane functor that declares `static constexpr bool kWideLanes = true` (activation.h's, listed in its
+// SDX_WIDE_LANE_FUNCTORS) also runs at the CPU's full vector width: wide_lane_row computes
+// y[i] = f(x[i] + bias) for float, i < n, with bias none (b null), b[0] (b_step 0) or b[i] (b_step 1),
+// the bits of lane_map and of f's operator() (lane_rows.h). It returns false, having written nothing,
+// at the scalar level (then lane_map) or for another b_step.
+template <typename F>
+concept HasWideLanes = HasLanes<F> && requires { requires F::kWideLanes; };
+template <class F>
+bool wide_lane_row(const F& f, const float* x, float* y, int64_t n, const float* b, int64_t b_step);
+
 // y[i] = f(x[i]) for float or double, i < n, on 16-byte vectors through f.lanes and the tail through
 // f (the same bits); y may equal x.
 template <typename T, typename F>

@@ -3,6 +3,7 @@
 // lane and tail position of epilogue_row's vector loop, with and without a bias, for float and
 // double; Relu's zeros; Clip with a NaN bound.
 #include "backend/cpu/kernels/util/activation.h"
+#include "backend/cpu/simd/isa.h"
 
 #include <gtest/gtest.h>
 
@@ -137,8 +138,15 @@ void epilogue_rows_keep_nan() {
 }
 
 TEST(Activation, EpilogueRowKeepsNaNAtEveryLaneAndTail) {
-  epilogue_rows_keep_nan<float>();
-  epilogue_rows_keep_nan<double>();
+  // Every level this CPU has: float rows take the level's full width (wide_lane_row), so 16 lanes on
+  // AVX-512, 8 on AVX2, 4 at the scalar level.
+  for (simd::Isa isa : {simd::Isa::kScalar, simd::Isa::kAvx2, simd::Isa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(simd::detected_isa())) continue;
+    simd::ScopedIsa level(isa);
+    SCOPED_TRACE(simd::isa_name(isa));
+    epilogue_rows_keep_nan<float>();
+    epilogue_rows_keep_nan<double>();
+  }
 }
 
 TEST(Activation, ClipWithNaNBoundGivesNaN) {
