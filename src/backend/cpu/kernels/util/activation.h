@@ -163,12 +163,15 @@ struct HardSwishOp {
   V lanes(V v) const {
     using T = lane_t<V>;
     const V one = V{} + T(1);
-    return v * clamp_above(clamp_below(v / T(6) + T(0.5), V{}), one);
+    return v * clamp_above(clamp_below(static_cast<T>(kAlpha) * v + T(0.5), V{}), one);
   }
   template <typename C>
   C operator()(C x) const {
-    return x * clamp_above(clamp_below(x / C(6) + C(0.5), C(0)), C(1));
+    return x * clamp_above(clamp_below(C(kAlpha) * x + C(0.5), C(0)), C(1));
   }
+  // ONNX's alpha, 1/6 rounded to the compute type: alpha * x + beta as the operator's definition (and
+  // onnx.reference) writes it, the bits of Mul(x, HardSigmoid(x, 1/6, 0.5)) as well.
+  static constexpr double kAlpha = 1.0 / 6.0;
 };
 struct GeluOp {
   bool tanh_approx = false;

@@ -149,6 +149,29 @@ TEST(Activation, EpilogueRowKeepsNaNAtEveryLaneAndTail) {
   }
 }
 
+// HardSwish is x * max(0, min(1, alpha x + beta)) with ONNX's alpha = 1/6 rounded to the type, as the
+// operator's definition and onnx.reference write it: the bits of Mul(x, HardSigmoid(x, 1/6, 0.5)),
+// at every level and lane (the unary kernel's rows: unary_map).
+TEST(Activation, HardSwishIsXTimesHardSigmoidOfOneSixth) {
+  const HardSwishOp hw;
+  HardSigmoidOp hs;
+  hs.alpha = static_cast<float>(1.0 / 6.0);
+  hs.beta = 0.5f;
+  std::vector<float> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 7);
+  for (simd::Isa isa : {simd::Isa::kScalar, simd::Isa::kAvx2, simd::Isa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(simd::detected_isa())) continue;
+    simd::ScopedIsa level(isa);
+    std::vector<float> y = x;
+    epilogue_row(hw, y.data(), static_cast<const float*>(nullptr), static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_TRUE(same_bits(y[i], x[i] * hs(x[i]))) << simd::isa_name(isa) << " x " << x[i];
+      ASSERT_TRUE(same_bits(hw(x[i]), x[i] * hs(x[i]))) << x[i];
+    }
+  }
+  EXPECT_TRUE(same_bits(hw(1.3), 1.3 * ((1.0 / 6.0) * 1.3 + 0.5)));  // double: alpha in double
+}
+
 TEST(Activation, ClipWithNaNBoundGivesNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (const std::vector<float>& params : {std::vector<float>{nan, 6.f}, std::vector<float>{0.f, nan}}) {
