@@ -176,16 +176,24 @@ const bool kBlasSingleThreaded = [] {
   return true;
 }();
 
-// OpenBLAS picks its kernels by CPU model when it loads. On a model it does not know (a hypervisor's
-// generic "Intel(R) Xeon(R) Processor" with AVX-512 was seen) Debian's 0.3.21 falls back to its
-// Prescott (SSE3) kernels, which round small and large calls in different orders and are slower than
-// sdx's tiled kernel (gemm/tiled_sgemm.h). Read once per process; OPENBLAS_CORETYPE, read by OpenBLAS
-// itself, names a core explicitly.
+// OpenBLAS picks its kernels by CPU model when it loads. On a model it does not know it falls back to
+// an older core's kernels, which round small and large calls in different orders (the results depend
+// on how the pool splits C) and are slower than sdx's tiled kernel (gemm/tiled_sgemm.h):
+// - a hypervisor's generic "Intel(R) Xeon(R) Processor" with AVX-512: Debian's 0.3.21 runs Prescott
+//   (SSE3);
+// - an AMD Zen 5 (family 1Ah, AVX-512): 0.3.21 runs its Haswell (AVX2) kernels. There the tiled
+//   AVX-512 kernel made the zoo's GEMM-bound models 15-35% faster (fsmn_vad 0.28 -> 0.18 ms,
+//   smart_turn_whisper_enc 26.9 -> 22.0 ms at 1 thread; bench/zoo.py, OPENBLAS_CORETYPE=Prescott
+//   against the default), within a few percent of OpenBLAS's own AVX-512 (SkylakeX) kernels.
+// So on an AVX-512 CPU only OpenBLAS's AVX-512 cores count; on an AVX2 CPU anything from Haswell on.
+// Read once per process; OPENBLAS_CORETYPE, read by OpenBLAS itself, names a core explicitly.
 bool blas_core_matches_cpu() {
   static const bool matches = [] {
     if (simd::detected_isa() == simd::Isa::kScalar) return true;
     std::string core = openblas_get_corename();
     std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (simd::detected_isa() == simd::Isa::kAvx512)
+      return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
     for (const char* weak : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "sandybridge", "katmai",
                              "coppermine", "northwood", "banias", "opteron", "barcelona", "bobcat", "bulldozer",
                              "piledriver", "steamroller", "excavator", "athlon", "unknown"})
