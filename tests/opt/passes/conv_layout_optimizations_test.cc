@@ -5,6 +5,7 @@
 
 #include "../pass_test_util.h"
 #include "ir/type_inference.h"
+#include "opt/rewrite_util.h"
 
 namespace sdx::test {
 namespace {
@@ -129,6 +130,67 @@ TEST(ConvLayoutOptimizations, DepthwiseConvolutionsRunBlocked) {
   std::sort(got.begin(), got.end());
   // The multiplier convolution stays a plain Conv (no FusedConv to carry a layout).
   EXPECT_EQ(got, (std::vector<std::string>{"NCHW/NCHW16c/NCHW", "NCHW16c/NCHW/NCHW", "NCHW16c/NCHW16c/NCHW"}));
+}
+
+// Channel counts that are not multiples of 16 are padded: 1x1 16 -> 24 (HardSwish), depthwise 3x3 on 24
+// channels, 1x1 24 -> 40, MaxPool, 1x3 40 -> 40, the last read by GlobalAveragePool. 24 and 40 become 32
+// and 48 (zero weights and biases in the new rows and columns, the depthwise group count 32) and the
+// results stay those of the unpadded graph.
+TEST(ConvLayoutOptimizations, PadsChannelCountsToSixteen) {
+  auto build = [] {
+    ModelBuilder b(14);
+    ir::Value* x = b.input("x", {1, 16, 9, 9});
+    ir::Value* e = b.op("HardSwish", {b.op("Conv", {x, b.constant("we", random_f32({24, 16, 1, 1}, 30)),
+                                                     b.constant("be", random_f32({24}, 31))})});
+    ir::Value* d = b.op("Relu", {b.op("Conv", {e, b.constant("wd", random_f32({24, 1, 3, 3}, 32))},
+                                       {attr_i("group", 24), attr_ints("pads", {1, 1, 1, 1})})});
+    ir::Value* p = b.op("Conv", {d, b.constant("wp", random_f32({40, 24, 1, 1}, 33))});
+    ir::Value* m = b.op("MaxPool", {p}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+    ir::Value* q = b.op("Conv", {m, b.constant("wq", random_f32({40, 40, 1, 3}, 34))}, {attr_ints("pads", {0, 1, 0, 1})});
+    b.output(b.op("GlobalAveragePool", {q}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", kPass}, build, {{"x", feed({1, 16, 9, 9}, 5)}});
+  // e, d, p, m: blocked, and each padded.
+  EXPECT_EQ(r.report.rewrites_of(kPass), 8);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{
+                             {"GlobalAveragePool", 1}, {"sdx.BlockedMaxPool", 1}, {"sdx.FusedConv", 4}}));
+  ir::Model m = build();
+  ASSERT_TRUE(ir::infer_types(*m.graph).is_ok());
+  ASSERT_TRUE(opt::optimize(*m.graph, only({"ConvEpilogueFusionOptimizations", kPass})).is_ok());
+  std::vector<std::string> got;
+  for (const auto& n : m.graph->nodes()) {
+    if (n->removed() || n->op_type() == "GlobalAveragePool") continue;
+    const Tensor* w = n->op_type() == "FusedConv" ? opt::constant_value(n->input(1)) : nullptr;
+    got.push_back(n->op_type() + " " + n->output(0)->type().shape_string() +
+                  (w ? " W" + w->shape().to_string() + " group " + std::to_string(n->attr_int("group", 1)) : ""));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"FusedConv [1, 32, 9, 9] W[32, 16, 1, 1] group 1",
+                                           "FusedConv [1, 32, 9, 9] W[32, 1, 3, 3] group 32",
+                                           "FusedConv [1, 48, 9, 9] W[48, 32, 1, 1] group 1",
+                                           "BlockedMaxPool [1, 48, 4, 4]",
+                                           "FusedConv [1, 40, 4, 4] W[40, 48, 1, 3] group 1"}));
+}
+
+// No padding where it cannot be done or would not pay: a weight computed by the graph (here a graph
+// input), 6 channels (padding to 16 would more than double the reader's work), a depthwise convolution
+// whose output feeds a non-convolution.
+TEST(ConvLayoutOptimizations, PadsOnlyConstantWeightsAndModestGrowth) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* x = b.input("x", {1, 16, 6, 6});
+    ir::Value* wx = b.input("wx", {24, 24, 1, 1});
+    ir::Value* c1 = b.op("Conv", {x, b.constant("w1", random_f32({24, 16, 1, 1}, 40))});
+    b.output(b.op("Conv", {c1, wx}));
+    ir::Value* c2 = b.op("Conv", {x, b.constant("w2", random_f32({6, 16, 1, 1}, 41))});
+    b.output(b.op("Conv", {c2, b.constant("w3", random_f32({16, 6, 3, 3}, 42))}));
+    ir::Value* c3 = b.op("Conv", {x, b.constant("w4", random_f32({24, 16, 1, 1}, 43))});
+    b.output(b.op("Sigmoid", {b.op("Conv", {c3, b.constant("w5", random_f32({24, 1, 3, 3}, 44))}, {attr_i("group", 24)})}));
+    return b.model();
+  };
+  PassCheck r = check_pass({"ConvEpilogueFusionOptimizations", kPass}, build,
+                           {{"x", feed({1, 16, 6, 6}, 6)}, {"wx", feed({24, 24, 1, 1}, 7)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 0);
 }
 
 TEST(ConvLayoutOptimizations, LeavesOtherReadersChannelCountsGroupsAndOutputsAlone) {
