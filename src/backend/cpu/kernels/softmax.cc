@@ -4,7 +4,10 @@
 // over all of dims[axis:] flattened. From opset 13 it runs along the single dim
 // `axis` (default -1). Both views are [outer, n, inner] with stride `inner`.
 // Float rows along the last axis (inner == 1) run on the vector kernels (simd/vector_ops.h),
-// split over the session's pool by rows.
+// split over the session's pool by rows. Float along another axis (inner > 1: YOLOv8's DFL softmax over
+// 16 bins of [1, 16, 4, anchors]) runs in blocks of kColumnBlock inner positions, each block's n rows
+// of contiguous floats on the vector kernels (max, x - max, exp, per-position sums in double, scale),
+// the blocks split over the pool; each element's arithmetic does not depend on the block or the thread.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,6 +29,8 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 // Elements of rows per parallel chunk (about 10 us of exp, sum and scale).
 constexpr int64_t kRowsGrainElements = int64_t{1} << 13;
+// Inner positions per block of the strided float path (its statistics fit in 3 KiB of stack).
+constexpr int64_t kColumnBlock = 256;
 
 template <SoftmaxKind K>
 class SoftmaxKernel final : public backend::Kernel {
@@ -140,6 +145,16 @@ class SoftmaxKernel final : public backend::Kernel {
         });
         return;
       }
+      const int64_t per_outer = (inner + kColumnBlock - 1) / kColumnBlock;
+      parallel_for(outer * per_outer, std::max<int64_t>(1, kRowsGrainElements / (n * kColumnBlock)),
+                   [&](int64_t b, int64_t end) {
+                     for (int64_t blk = b; blk < end; ++blk) {
+                       const int64_t o = blk / per_outer, i0 = blk % per_outer * kColumnBlock;
+                       const int64_t off = o * n * inner + i0;
+                       strided_block(px + off, py + off, n, inner, std::min(kColumnBlock, inner - i0));
+                     }
+                   });
+      return;
     }
     const size_t ni = static_cast<size_t>(inner);
     std::vector<C>& mx = buffers.mx;
@@ -200,6 +215,36 @@ class SoftmaxKernel final : public backend::Kernel {
           else yr[i] = store_as<T>(load_as<C>(xr[i]) - m[i]);
         }
       }
+    }
+  }
+
+  // w inner positions of one outer block: element (k, i) at x[k * inner + i], k < n. Max per position
+  // (NaN ignored unless every value is NaN, as the scalar path), e = exp(x - max) on the vector kernels
+  // into y, sums in double in k order, then y = e * (1 / sum) (Softmax) or y = x - (max + log(sum)).
+  static void strided_block(const float* x, float* y, int64_t n, int64_t inner, int64_t w) {
+    float m[kColumnBlock];
+    double sum[kColumnBlock];
+    std::fill(m, m + w, -std::numeric_limits<float>::infinity());
+    for (int64_t k = 0; k < n; ++k) {
+      const float* xr = x + k * inner;
+      for (int64_t i = 0; i < w; ++i) m[i] = xr[i] > m[i] ? xr[i] : m[i];
+    }
+    std::fill(sum, sum + w, 0.0);
+    for (int64_t k = 0; k < n; ++k) {
+      float* yr = y + k * inner;
+      simd::binary_vv(simd::BinaryOp::kSub, x + k * inner, m, yr, w);
+      simd::exp(yr, yr, w);
+      for (int64_t i = 0; i < w; ++i) sum[i] += static_cast<double>(yr[i]);
+    }
+    for (int64_t i = 0; i < w; ++i) {
+      if constexpr (K == SoftmaxKind::kSoftmax) m[i] = static_cast<float>(1.0 / sum[i]);  // m now holds 1 / sum
+      else m[i] += static_cast<float>(std::log(sum[i]));                                 // m now holds max + log(sum)
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      if constexpr (K == SoftmaxKind::kSoftmax)
+        simd::binary_vv(simd::BinaryOp::kMul, y + k * inner, m, y + k * inner, w);
+      else
+        simd::binary_vv(simd::BinaryOp::kSub, x + k * inner, m, y + k * inner, w);
     }
   }
 

@@ -73,5 +73,39 @@ TEST(Softmax, VectorizedRowsMatchReferenceAndThreads) {
   }
 }
 
+// Float along a middle axis (inner > 1, YOLOv8's DFL softmax over 16 bins): the column blocks on the
+// vector kernels against a double reference at inner sizes around the block width (tails), the same bits
+// at 1 and 2 threads, bound form equal to run().
+TEST(Softmax, StridedAxisMatchesReferenceAndThreads) {
+  for (cpu::simd::Isa isa : isa_levels()) {
+    cpu::simd::ScopedIsa scope(isa);
+    for (int64_t inner : {int64_t{3}, int64_t{17}, int64_t{255}, int64_t{257}, int64_t{600}}) {
+      const int64_t outer = 2, n = 16;
+      SCOPED_TRACE(std::string(cpu::simd::isa_name(isa)) + " inner=" + std::to_string(inner));
+      const std::vector<float> x = random_floats(outer * n * inner, static_cast<uint32_t>(inner));
+      for (const char* op : {"Softmax", "LogSoftmax"}) {
+        auto y = run_single(op, {f32(x, {outer, n, inner})}, {attr_i("axis", 1)}, 13);
+        ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+        std::vector<double> want(x.size());
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) {
+            auto at = [&](int64_t k) { return static_cast<size_t>((o * n + k) * inner + i); };
+            double m = -INFINITY, s = 0;
+            for (int64_t k = 0; k < n; ++k) m = std::max(m, static_cast<double>(x[at(k)]));
+            auto shifted = [&](int64_t k) { return static_cast<double>(x[at(k)] - static_cast<float>(m)); };
+            for (int64_t k = 0; k < n; ++k) s += std::exp(shifted(k));
+            for (int64_t k = 0; k < n; ++k)
+              want[at(k)] = std::string(op) == "Softmax" ? std::exp(shifted(k)) / s : x[at(k)] - m - std::log(s);
+          }
+        expect_close_ulps(values<float>(*y), want, 4, std::string(op) == "Softmax" ? 0 : 2e-5);
+        expect_bound_matches({.op = op, .opset = 13, .inputs = {f32(x, {outer, n, inner})}, .attrs = {attr_i("axis", 1)}});
+      }
+    }
+    const Tensor big = f32(random_floats(2 * 16 * 4 * 2100, 2), {2, 16, 4, 2100});
+    expect_same_bits_at_1_and_2_threads({.op = "Softmax", .opset = 13, .inputs = {big}, .attrs = {attr_i("axis", 1)}});
+    expect_same_bits_at_1_and_2_threads({.op = "LogSoftmax", .opset = 13, .inputs = {big}, .attrs = {attr_i("axis", 1)}});
+  }
+}
+
 }  // namespace
 }  // namespace sdx
