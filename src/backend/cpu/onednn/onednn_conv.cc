@@ -112,7 +112,7 @@ void* thread_scratchpad(size_t bytes) {
 
 // One channel range of the input reorder (X's layout -> the convolution's).
 struct SrcPiece {
-  int64_t c0 = 0;
+  int64_t c0 = 0;  // its first channel (a channel piece; 0 for a row piece, whose memories are views)
   dnnl::reorder reorder;
   memory from, to;
 };
@@ -218,12 +218,15 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
     const bool winograd_shape = allow_winograd && p.G == 1 && g.kernel[0] == 3 && g.kernel[1] == 3 &&
                                 g.strides[0] == 1 && g.strides[1] == 1 && g.dilations[0] == 1 &&
                                 g.dilations[1] == 1 && p.C % kChannelBlock == 0 && p.M % kChannelBlock == 0;
-    // Slices: one per pool thread. Output channels, whole channel blocks each, when there are at
-    // least two blocks per slice: X is reordered once (in channel pieces) unless it is in the
+    // Slices: one per pool thread. Output channels, whole channel blocks each, when there is at
+    // least one block per slice: X is reordered once (in channel pieces) unless it is in the
     // convolution's layout already, and each slice reads all of it with its share of the weights.
-    // Otherwise (few channels, a large image: the early layers) output rows: each slice reorders the
-    // input rows its windows read, convolves them with all the weights and writes its rows back,
-    // with no barrier in between. Grouped and small convolutions run as one slice. With a
+    // Otherwise (fewer channel blocks than threads: the early layers) output rows: each slice reorders
+    // the input rows its windows read, convolves them with all the weights and writes its rows back,
+    // with no barrier in between. Rows balance better (3 blocks on 2 threads: 2/3 of the work on one),
+    // but their copies in and out cost about as much as a 1x1 convolution, and they take 3x3
+    // convolutions off Winograd: on yolox_ddddocr_det's 24- to 48-channel layers at 2 threads, rows made
+    // a 48 -> 48 3x3 convolution at 52 x 52 1.09x faster than 1 thread, channels 1.5x (see the commit). Grouped and small convolutions run as one slice. With a
     // channel-blocked X, Y or R the slices are cut at multiples of 16 channels, so that each is a
     // contiguous run of whole blocks of those too.
     const int64_t macs = p.M * p.os * c.w_per_out;
@@ -231,7 +234,7 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
     const int64_t k_max = std::max<int64_t>(1, std::min(threads, macs / kMinMacsPerSlice));
     auto rows_for = [&](int64_t block) {
       const int64_t blocks = (p.M + block - 1) / block;
-      return k_max > 1 && blocks < 2 * k_max && g.out[0] >= 4 * k_max;
+      return k_max > 1 && blocks < k_max && g.out[0] >= 4 * k_max;
     };
 
     dnnl::algorithm alg = dnnl::algorithm::convolution_direct;
@@ -409,9 +412,26 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan& p, const Fused
     if (!c.src_direct) {
       const int64_t sb = std::max<int64_t>({channel_block(src_md), layouts.x ? kChannelBlock : 0, 1});
       const int64_t cblocks = p.C % sb == 0 ? p.C / sb : 0;
-      const int64_t pieces = cblocks > 0 ? std::min(k, cblocks) : 1;
       const int64_t src_block = channel_block(src_md);
       const Tag src_tag = src_block == 16 ? Tag::nChw16c : src_block == 8 ? Tag::nChw8c : Tag::nchw;
+      // Channels that are not whole blocks (24 into nChw16c): cut by input rows instead, as views of
+      // both images (a 24-channel 208 x 208 input took a whole thread's reorder: 2.4 ms on 1 thread
+      // against 1.5 ms on 2 for its convolution). The blocked buffer's padded channels are zeroed
+      // once here; the row reorders write only real channels.
+      if (cblocks == 0 && k > 1 && p.in[0] >= k) {
+        std::memset(c.src_buf.data(), 0, src_md.get_size());
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t h0 = p.in[0] * j / k, h1 = p.in[0] * (j + 1) / k;
+          const memory::dims d = {1, p.C, h1 - h0, p.in[1]}, at = {0, 0, h0, 0};
+          SrcPiece piece;
+          piece.from = memory(x_md.submemory_desc(d, at), onednn_engine(), DNNL_MEMORY_NONE);
+          piece.to = memory(src_md.submemory_desc(d, at), onednn_engine(), c.src_buf.data());
+          piece.reorder = dnnl::reorder(piece.from, piece.to);
+          c.pieces.push_back(std::move(piece));
+        }
+        return std::unique_ptr<OneDnnConv>(new OneDnnConv(std::move(impl)));
+      }
+      const int64_t pieces = cblocks > 0 ? std::min(k, cblocks) : 1;
       for (int64_t j = 0; j < pieces; ++j) {
         SrcPiece piece;
         if (pieces == 1) {

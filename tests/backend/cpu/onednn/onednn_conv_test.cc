@@ -252,6 +252,8 @@ TEST(OneDnnConv, SlicingOverThePoolKeepsTheBits) {
       {{1, 32, 20, 20}, {16, 32, 3, 3}, {1, 1, 1, 1}, {1, 1}},        // 1 block: by rows
       {{2, 3, 47, 33}, {16, 3, 7, 7}, {3, 2, 1, 3}, {2, 2}},          // by rows from NCHW input
       {{1, 24, 33, 30}, {8, 24, 3, 3}, {0, 1, 2, 1}, {2, 1}},         // by rows, uneven
+      {{2, 24, 31, 29}, {48, 24, 3, 3}, {1, 1, 1, 1}, {2, 2}},        // by channels, X's reorder by rows
+      {{1, 40, 40, 39}, {48, 40, 1, 1}, {0, 0, 0, 0}, {1, 1}},        // the same, 1x1
   };
   for (const Case& cs : cases) {
     SCOPED_TRACE("X " + Shape(cs.x).to_string() + " W " + Shape(cs.w).to_string());
