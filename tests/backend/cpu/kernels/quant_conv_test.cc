@@ -99,6 +99,8 @@ TEST(ConvIntegerKernel, GemmPathMatchesDirectSums) {
       {DType::kUint8, DType::kUint8, 1, 1, 9, 11, 24, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},
       {DType::kUint8, DType::kInt8, 2, 5, 7, 6, 70, 3, 2, {1, 2}, {2, 1}, {2, 0, 1, 1}, true},
       {DType::kInt8, DType::kUint8, 1, 19, 5, 5, 3, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},
+      // 1x1 with 24 channels (the 8-channel transposes) over 63 pixels (16-pixel blocks and a tail), 2 images.
+      {DType::kUint8, DType::kInt8, 2, 24, 7, 9, 5, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
       {DType::kInt8, DType::kInt8, 1, 3, 8, 8, 17, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true},
   };
   for (const Case& c : cases) {
