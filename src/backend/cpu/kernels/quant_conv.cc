@@ -108,12 +108,14 @@ void window_rows(const uint8_t* xn, const IntegerGemmRows& rows, int64_t p0, int
 
 // A 1x1 convolution of stride 1 without pads: rows [p0, p1) are x's pixels across the C channels,
 // gathered channel by channel (contiguous reads), with their sums.
-// Eight channels at a time: sixteen pixels of eight channel rows are transposed in SSE2 registers into
-// sixteen 8-byte row pieces, their byte sums taken by psadbw. The byte-by-byte gather was most of
-// crnn_int8_ddddocr_old's 24-channel 1x1 convolutions at 32 x 80.
-void pointwise_rows(const uint8_t* __restrict xn, const IntegerGemmRows& rows, int64_t p0, int64_t p1, int64_t C, int64_t P,
-                    uint8_t flip, int32_t zero) {
-  for (int64_t p = p0; p < p1; ++p) rows.rowsum[p] = 0;
+// Pixels [p0, p1) of x [C, P] (bytes ^ flip) as rows of C bytes: pixel p's at dst + p * ld, its byte sum
+// added to rowsum[p] when rowsum is given (zeroed first). Eight channels at a time: sixteen pixels of
+// eight channel rows are transposed in SSE2 registers into 8-byte row pieces, their sums taken by psadbw
+// (the byte-by-byte gather was most of crnn_int8_ddddocr_old's 24-channel 1x1 convolutions).
+void pixel_major(const uint8_t* __restrict xn, int64_t C, int64_t P, int64_t p0, int64_t p1, uint8_t flip,
+                 uint8_t* __restrict dst, int64_t ld, int32_t* rowsum) {
+  if (rowsum)
+    for (int64_t p = p0; p < p1; ++p) rowsum[p] = 0;
   int64_t c8 = 0;
 #if defined(__SSE2__)
   const __m128i flip16 = _mm_set1_epi8(static_cast<char>(flip)), zero16 = _mm_setzero_si128();
@@ -139,35 +141,66 @@ void pointwise_rows(const uint8_t* __restrict xn, const IntegerGemmRows& rows, i
       }
       for (int q = 0; q < 4; ++q) {  // pixels 4q .. 4q+3, 8 bytes each
         const __m128i lo = _mm_unpacklo_epi32(u[q], u[4 + q]), hi = _mm_unpackhi_epi32(u[q], u[4 + q]);
-        const __m128i sl = _mm_sad_epu8(lo, zero16), sh = _mm_sad_epu8(hi, zero16);
         const int64_t at = p + 4 * q;
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(rows.row(at) + c8), lo);
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(rows.row(at + 1) + c8), _mm_unpackhi_epi64(lo, lo));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(rows.row(at + 2) + c8), hi);
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(rows.row(at + 3) + c8), _mm_unpackhi_epi64(hi, hi));
-        rows.rowsum[at] += _mm_cvtsi128_si32(sl);
-        rows.rowsum[at + 1] += _mm_extract_epi16(sl, 4);
-        rows.rowsum[at + 2] += _mm_cvtsi128_si32(sh);
-        rows.rowsum[at + 3] += _mm_extract_epi16(sh, 4);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + at * ld + c8), lo);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (at + 1) * ld + c8), _mm_unpackhi_epi64(lo, lo));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (at + 2) * ld + c8), hi);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (at + 3) * ld + c8), _mm_unpackhi_epi64(hi, hi));
+        if (rowsum) {
+          const __m128i sl = _mm_sad_epu8(lo, zero16), sh = _mm_sad_epu8(hi, zero16);
+          rowsum[at] += _mm_cvtsi128_si32(sl);
+          rowsum[at + 1] += _mm_extract_epi16(sl, 4);
+          rowsum[at + 2] += _mm_cvtsi128_si32(sh);
+          rowsum[at + 3] += _mm_extract_epi16(sh, 4);
+        }
       }
     }
 #endif
     for (; p < p1; ++p)
       for (int j = 0; j < 8; ++j) {
         const uint8_t v = static_cast<uint8_t>(xc[j * P + p] ^ flip);
-        rows.row(p)[c8 + j] = v;
-        rows.rowsum[p] += v;
+        dst[p * ld + c8 + j] = v;
+        if (rowsum) rowsum[p] += v;
       }
   }
   for (int64_t ch = c8; ch < C; ++ch) {
     const uint8_t* __restrict xc = xn + ch * P;
     for (int64_t p = p0; p < p1; ++p) {
       const uint8_t v = static_cast<uint8_t>(xc[p] ^ flip);
-      rows.row(p)[ch] = v;
-      rows.rowsum[p] += v;
+      dst[p * ld + ch] = v;
+      if (rowsum) rowsum[p] += v;
     }
   }
+}
+
+// A 1x1 convolution of stride 1 without pads: rows [p0, p1) are x's pixels across the C channels.
+void pointwise_rows(const uint8_t* xn, const IntegerGemmRows& rows, int64_t p0, int64_t p1, int64_t C, int64_t P,
+                    uint8_t flip, int32_t zero) {
+  pixel_major(xn, C, P, p0, p1, flip, rows.q, rows.ldq, rows.rowsum);
   for (int64_t p = p0; p < p1; ++p) integer_gemm_set_row(rows, p, zero, rows.rowsum[p]);
+}
+
+// Rows [p0, p1) of a convolution's windows from x made pixel-major (xp: [H, W, C] bytes, already flipped):
+// each row is the window's (kh, kw) taps of C bytes each (the weights are packed in that order), x's
+// zero point (pad) where the window overhangs; 9 copies of C bytes per 3x3 window, where the
+// channel-major window_row makes 3 C copies of 3 bytes.
+void pixel_major_window_rows(const uint8_t* __restrict xp, const IntegerGemmRows& rows, int64_t p0, int64_t p1,
+                             const Window& w, int32_t zero) {
+  for (int64_t p = p0; p < p1; ++p) {
+    uint8_t* q = rows.row(p);
+    const int64_t oh = p / w.OW, ow = p % w.OW;
+    for (int64_t kh = 0; kh < w.KH; ++kh) {
+      const int64_t ih = oh * w.sh - w.ph + kh * w.dh;
+      for (int64_t kw = 0; kw < w.KW; ++kw, q += w.C) {
+        const int64_t iw = ow * w.sw - w.pw + kw * w.dw;
+        if (ih < 0 || ih >= w.H || iw < 0 || iw >= w.W)
+          std::memset(q, w.pad, static_cast<size_t>(w.C));
+        else
+          std::memcpy(q, xp + (ih * w.W + iw) * w.C, static_cast<size_t>(w.C));
+      }
+    }
+    integer_gemm_finish_row(rows, p, zero);
+  }
 }
 
 // out[m * P + p] = c[p * M + m] for pixels [t0, t1) and every channel m: 4 x 4 blocks in SSE2 registers
@@ -201,15 +234,30 @@ struct PackedConv {
   int64_t C = 0, H = 0, W = 0, M = 0, P = 0, K = 0;
   std::vector<char> scratch;
   std::vector<int32_t> c;  // [P, M]
+  bool pixel_major_windows = false;  // windows from xp (C >= 8, not pointwise)
+  std::vector<uint8_t> xp;           // one image as [H, W, C] bytes
+
+  bool pointwise() const {
+    return g.kernel[0] == 1 && g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 && g.pads[0] == 0 &&
+           g.pads[1] == 0 && g.pads[2] == 0 && g.pads[3] == 0;
+  }
 
   PackedConv(const Tensor& w, const std::vector<int32_t>& w_zp, const WindowGeometry& geometry, const Shape& x_shape)
       : g(geometry), C(x_shape[1]), H(x_shape[2]), W(x_shape[3]), M(w.shape()[0]) {
     P = g.out[0] * g.out[1];
-    K = C * g.kernel[0] * g.kernel[1];
-    std::vector<uint8_t> bt(static_cast<size_t>(K * M));  // B [K, M] from w [M, K]
+    const int64_t taps = g.kernel[0] * g.kernel[1];
+    K = C * taps;
+    pixel_major_windows = !pointwise() && C >= 8;
+    if (pixel_major_windows) xp.resize(static_cast<size_t>(C * H * W));
+    // B [K, M] from w [M, C, KH, KW]; k = (c, tap), or (tap, c) for pixel-major windows.
+    std::vector<uint8_t> bt(static_cast<size_t>(K * M));
     const auto* wb = static_cast<const uint8_t*>(w.raw_data());
     for (int64_t m = 0; m < M; ++m)
-      for (int64_t k = 0; k < K; ++k) bt[static_cast<size_t>(k * M + m)] = wb[m * K + k];
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t k = pixel_major_windows ? t * C + ch : ch * taps + t;
+          bt[static_cast<size_t>(k * M + m)] = wb[(m * C + ch) * taps + t];
+        }
     std::vector<int32_t> bz(static_cast<size_t>(M));
     for (int64_t m = 0; m < M; ++m) bz[static_cast<size_t>(m)] = w_zp[w_zp.size() == 1 ? 0 : static_cast<size_t>(m)];
     b = std::make_unique<IntegerGemmWeights>(w.dtype(), bt.data(), M, K, M, bz.data());
@@ -226,12 +274,18 @@ struct PackedConv {
     const uint8_t flip = s8 ? 0x80 : 0;
     const Window win{C, H, W, KH, KW, g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads[0], g.pads[1], OW,
                      static_cast<uint8_t>(zero), flip};
-    const bool pointwise = KH == 1 && KW == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0;
+    const bool point = pointwise();
     for (int64_t n = 0; n < N; ++n) {
       const auto* xn = static_cast<const uint8_t*>(x.raw_data()) + n * C * H * W;
+      if (pixel_major_windows)
+        parallel_for(H * W, 64, [&](int64_t q0, int64_t q1) {
+          pixel_major(xn, C, H * W, q0, q1, flip, xp.data(), C, nullptr);
+        });
       parallel_for(P, 16, [&](int64_t p0, int64_t p1) {
-        if (pointwise)
+        if (point)
           pointwise_rows(xn, rows, p0, p1, C, P, flip, zero);
+        else if (pixel_major_windows)
+          pixel_major_window_rows(xp.data(), rows, p0, p1, win, zero);
         else
           window_rows(xn, rows, p0, p1, win, zero);
         integer_gemm(rows, p0, p1, *b, c.data() + p0 * M, M, 0, b->blocks());

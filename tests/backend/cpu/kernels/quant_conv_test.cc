@@ -99,6 +99,10 @@ TEST(ConvIntegerKernel, GemmPathMatchesDirectSums) {
       {DType::kUint8, DType::kUint8, 1, 1, 9, 11, 24, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},
       {DType::kUint8, DType::kInt8, 2, 5, 7, 6, 70, 3, 2, {1, 2}, {2, 1}, {2, 0, 1, 1}, true},
       {DType::kInt8, DType::kUint8, 1, 19, 5, 5, 3, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},
+      // Windows from the pixel-major copy (8 channels or more): 3x3 with 24 channels, stride 2, dilation 2,
+      // asymmetric pads, int8 x; 9 channels (a tail after 8), 5x3, overhanging on every side.
+      {DType::kInt8, DType::kInt8, 2, 24, 11, 13, 7, 3, 3, {2, 1}, {1, 2}, {1, 0, 2, 3}, true},
+      {DType::kUint8, DType::kUint8, 1, 9, 6, 19, 20, 5, 3, {1, 1}, {1, 1}, {2, 1, 2, 1}, false},
       // 1x1 with 24 channels (the 8-channel transposes) over 63 pixels (16-pixel blocks and a tail), 2 images.
       {DType::kUint8, DType::kInt8, 2, 24, 7, 9, 5, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
       {DType::kInt8, DType::kInt8, 1, 3, 8, 8, 17, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true},
@@ -133,6 +137,14 @@ TEST(ConvIntegerKernel, BoundFormMatchesRun) {
   const Tensor xz = make(DType::kUint8, std::vector<uint8_t>{120}, {}), wz = make(DType::kUint8, std::vector<uint8_t>{131}, {});
   const std::vector<ir::Attribute> attrs = {attr_ints("pads", {1, 0, 1, 2}), attr_ints("strides", {1, 2})};
   expect_bound_matches({.op = "ConvInteger", .opset = 10, .inputs = {x, w, xz, wz}, .attrs = attrs}, {1, 3});
+  // 12 channels: windows from the pixel-major copy.
+  std::vector<uint8_t> xv12(2 * 12 * 6 * 7), wv12(5 * 12 * 3 * 3);
+  for (size_t i = 0; i < xv12.size(); ++i) xv12[i] = static_cast<uint8_t>((i * 41) % 251);
+  for (size_t i = 0; i < wv12.size(); ++i) wv12[i] = static_cast<uint8_t>((i * 83) % 253);
+  expect_bound_matches({.op = "ConvInteger", .opset = 10,
+                        .inputs = {make(DType::kUint8, xv12, {2, 12, 6, 7}), make(DType::kUint8, wv12, {5, 12, 3, 3}), xz, wz},
+                        .attrs = attrs},
+                       {1, 3});
   expect_no_bound_form({.op = "ConvInteger", .opset = 10, .inputs = {x, w, xz, wz}, .attrs = attrs}, {3});
   const Tensor wg = make(DType::kUint8, std::vector<uint8_t>(20 * 1 * 3 * 3, 7), {20, 1, 3, 3});
   const Tensor xg = make(DType::kUint8, std::vector<uint8_t>(20 * 5 * 5, 9), {1, 20, 5, 5});
