@@ -3,9 +3,9 @@
 // requantizes like onnx's reference.
 //
 // Paths (the same exact sums): a 2-D convolution of one group runs as im2col rows of bytes (padding
-// holds x's zero point) times the packed weights on integer_gemm (VNNI/AVX2/portable), output pixels
-// split over the pool (constant weights packed once by the bound form, per call by run()); anything
-// else on the direct loop.
+// holds x's zero point; with 8 channels or more copied from x made pixel-major first) times the packed
+// weights on integer_gemm (VNNI/AVX2/portable), output pixels split over the pool (constant weights packed
+// once by the bound form, per call by run()); anything else on the direct loop.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -50,9 +50,12 @@ struct ConvResult {
   std::vector<int32_t> values;
 };
 
-// The 2-D, one-group convolution on integer_gemm: per image, each output pixel's window (C x KH x KW bytes,
-// x's zero point where it overhangs) is a row, the weights [M, C*KH*KW] are B^T; rows split over the pool.
-// Made per call by run(), once (weights packed, scratch sized) by the bound form.
+// The 2-D, one-group convolution on integer_gemm (PackedConv): per image, each output pixel's window
+// (C x KH x KW bytes, x's zero point where it overhangs) is a row and the weights [M, K] are B^T; rows split
+// over the pool. K runs (channel, tap) for the channel-major windows (window_row, fewer than 8 channels)
+// and (tap, channel) for windows copied from a pixel-major x (pixel_major_window_rows); a 1x1 window is a
+// pixel's channels (pointwise_rows). Made per call by run(), once (weights packed, scratch sized) by the
+// bound form.
 // What window_row needs of a 2-D convolution, by value (no aliasing with the bytes it writes).
 struct Window {
   int64_t C, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OW;
