@@ -19,6 +19,7 @@
 #include "backend/cpu/kernels/util/conv_util.h"
 #include "backend/cpu/quant/integer_gemm.h"
 #include "backend/cpu/quant/quant_util.h"
+#include "backend/cpu/tensor/transpose_tile.h"
 #include "backend/cpu/threading/thread_pool.h"
 #include "backend/frozen_step_context.h"
 #include "backend/kernel_registry.h"
@@ -206,31 +207,6 @@ void pixel_major_window_rows(const uint8_t* __restrict xp, const IntegerGemmRows
   }
 }
 
-// out[m * P + p] = c[p * M + m] for pixels [t0, t1) and every channel m: 4 x 4 blocks in SSE2 registers
-// where whole, the rest one by one.
-void transpose_tile(const int32_t* __restrict c, int64_t M, int64_t t0, int64_t t1, int32_t* __restrict out, int64_t P) {
-  int64_t m = 0;
-  const int64_t t4 = t0 + (t1 - t0) / 4 * 4;
-#if defined(__SSE2__)
-  for (; m + 4 <= M; m += 4) {
-    for (int64_t p = t0; p < t4; p += 4) {
-      auto row = [&](int64_t q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + q * M + m)); };
-      const __m128i r0 = row(p), r1 = row(p + 1), r2 = row(p + 2), r3 = row(p + 3);
-      const __m128i a = _mm_unpacklo_epi32(r0, r1), b = _mm_unpacklo_epi32(r2, r3);  // m, m+1 of p..p+3
-      const __m128i e = _mm_unpackhi_epi32(r0, r1), f = _mm_unpackhi_epi32(r2, r3);  // m+2, m+3
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + m * P + p), _mm_unpacklo_epi64(a, b));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (m + 1) * P + p), _mm_unpackhi_epi64(a, b));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (m + 2) * P + p), _mm_unpacklo_epi64(e, f));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (m + 3) * P + p), _mm_unpackhi_epi64(e, f));
-    }
-    for (int64_t p = t4; p < t1; ++p)
-      for (int64_t j = 0; j < 4; ++j) out[(m + j) * P + p] = c[p * M + m + j];
-  }
-#endif
-  for (; m < M; ++m)
-    for (int64_t p = t0; p < t1; ++p) out[m * P + p] = c[p * M + m];
-}
-
 struct PackedConv {
   std::unique_ptr<IntegerGemmWeights> b;
   WindowGeometry g;
@@ -292,9 +268,8 @@ struct PackedConv {
         else
           window_rows(xn, rows, p0, p1, win, zero);
         integer_gemm(rows, p0, p1, *b, c.data() + p0 * M, M, 0, b->blocks());
-        // Transposed to [M, P] in tiles of 16 pixels: 16 consecutive outputs per channel.
-        for (int64_t t0 = p0; t0 < p1; t0 += 16)
-          transpose_tile(c.data(), M, t0, std::min(p1, t0 + 16), out + n * M * P, P);
+        // Transposed to [M, P] (in bands of 16 pixels: 16 consecutive outputs per channel).
+        transpose_tile_32(c.data() + p0 * M, M, out + n * M * P + p0, P, p1 - p0, M);
       });
     }
   }

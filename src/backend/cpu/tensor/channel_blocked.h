@@ -23,24 +23,12 @@ struct ConvLayouts {
   bool any() const { return x || y || r; }
 };
 
-// NCHW -> NCHW16c over n images of c channels (a multiple of 16) of hw positions.
-inline void block_channels(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  for (int64_t i = 0; i < n * c / kChannelBlock; ++i) {
-    const float* s = src + i * kChannelBlock * hw;
-    float* d = dst + i * kChannelBlock * hw;
-    for (int64_t p = 0; p < hw; ++p)
-      for (int64_t k = 0; k < kChannelBlock; ++k) d[p * kChannelBlock + k] = s[k * hw + p];
-  }
-}
+// NCHW -> NCHW16c over n images of c channels (a multiple of 16) of hw positions: 16 x hw
+// transposes in SSE2 blocks (transpose_tile.h), split over the calling thread's pool by blocks and
+// ranges of positions (a bitwise copy: the result does not depend on the split).
+void block_channels(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
 
 // NCHW16c -> NCHW, the inverse of block_channels.
-inline void unblock_channels(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  for (int64_t i = 0; i < n * c / kChannelBlock; ++i) {
-    const float* s = src + i * kChannelBlock * hw;
-    float* d = dst + i * kChannelBlock * hw;
-    for (int64_t k = 0; k < kChannelBlock; ++k)
-      for (int64_t p = 0; p < hw; ++p) d[k * hw + p] = s[p * kChannelBlock + k];
-  }
-}
+void unblock_channels(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
 
 }  // namespace sdx::cpu

@@ -7,9 +7,10 @@
 // make() drops size-1 dims and merges neighbours that stay contiguous in the input, so the
 // common 4-D perms reduce to 2-3 dims: [0, 2, 1, 3] copies contiguous runs of the last dim
 // (split over the pool by runs), [0, 1, 3, 2] is a batch of 2-D transposes, done in square
-// tiles so that both the reads and the writes stay within a few cache lines. Every element is
-// copied once by one thread; the result does not depend on the thread count. permute() does
-// not allocate (the plan is built in prepare() for bound kernels).
+// tiles so that both the reads and the writes stay within a few cache lines (4-byte elements in
+// SSE2 register blocks, transpose_tile.h). Every element is copied once by one thread; the result
+// does not depend on the thread count. permute() does not allocate (the plan is built in prepare()
+// for bound kernels).
 #pragma once
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 #include "backend/cpu/tensor/collapse_dims.h"
 #include "backend/cpu/tensor/small_buffer.h"
+#include "backend/cpu/tensor/transpose_tile.h"
 #include "backend/cpu/threading/thread_pool.h"
 
 namespace sdx::cpu {
@@ -133,6 +135,11 @@ void permute(const PermutePlan& p, const T* src, T* dst) {
           out += i * out_stride;
         }
         out_stride *= p.dims[du];
+      }
+      if constexpr (sizeof(T) == 4 && std::is_trivially_copyable_v<T>) {
+        // [len][i1 - i0] (rows last_stride apart) -> [i1 - i0][len], in SSE2 4 x 4 blocks.
+        transpose_tile_32(src + in + i0, last_stride, dst + out + i0 * out_stride_j, out_stride_j, len, i1 - i0);
+        continue;
       }
       for (int64_t k0 = 0; k0 < len; k0 += tile) {
         const int64_t k1 = std::min(len, k0 + tile);
