@@ -71,7 +71,8 @@ bool is_last_axis(const std::vector<int64_t>& axes, int rank) {
 
 std::vector<ir::Attribute> EpilogueActivation::attributes() const {
   std::vector<ir::Attribute> a = {attr_string("activation", name)};
-  for (const auto& [attr, values] : {std::pair{"activation_params", &params}, std::pair{"activation_clamp", &clamp}}) {
+  for (const auto& [attr, values] : {std::pair{"activation_params", &params}, std::pair{"activation_clamp", &clamp},
+                                     std::pair{"activation_affine", &affine}}) {
     if (values->empty()) continue;
     ir::Attribute f;
     f.name = attr;
@@ -117,12 +118,48 @@ std::optional<std::vector<float>> clamp_of(const ir::Node& n, const ir::Value* v
   if (at == 1 && f == 0.f) return std::nullopt;
   return op == "Max" ? std::vector<float>{f, kInf} : std::vector<float>{-kInf, f};
 }
+
+// The scalar constant operand of a two-input Mul / Add `n` reading v once, when a float holds it
+// exactly and the op has v's shape and element type.
+std::optional<float> exact_scalar_operand(const ir::Node& n, const ir::Value* v) {
+  if (!n.domain().empty() || n.num_inputs() != 2 || n.num_outputs() != 1) return std::nullopt;
+  const int at = n.input(0) == v ? 0 : n.input(1) == v ? 1 : -1;
+  if (at < 0 || n.input(1 - at) == v || elem_type(n.output(0)) != elem_type(v)) return std::nullopt;
+  auto c = scalar_like(n.input(1 - at), v);
+  if (!c) return std::nullopt;
+  const float f = static_cast<float>(*c);
+  if (static_cast<double>(f) != *c) return std::nullopt;
+  return f;
+}
+
+// The affine map the nodes reading v apply: Mul(v, a) [then Add(., b)], or Add(v, b), each the
+// single reader of the value before it. Appends the matched nodes to `nodes`.
+std::optional<std::vector<float>> affine_of(const ir::Graph& g, const ir::Value* v, std::vector<ir::Node*>& nodes) {
+  ir::Node* n = only_reader(g, v);
+  if (!n) return std::nullopt;
+  if (n->op_type() == "Add") {
+    auto b = exact_scalar_operand(*n, v);
+    if (!b) return std::nullopt;
+    nodes.push_back(n);
+    return std::vector<float>{1.f, *b};
+  }
+  if (n->op_type() != "Mul") return std::nullopt;
+  auto a = exact_scalar_operand(*n, v);
+  if (!a) return std::nullopt;
+  nodes.push_back(n);
+  ir::Node* add = only_reader(g, n->output(0));
+  std::optional<float> b;
+  if (add && add->op_type() == "Add") b = exact_scalar_operand(*add, n->output(0));
+  if (!b) return std::vector<float>{*a, -0.f};  // x * a + -0 is x * a, -0 included
+  nodes.push_back(add);
+  return std::vector<float>{*a, *b};
+}
 }  // namespace
 
 ir::Node* only_reader(const ir::Graph& g, const ir::Value* v) { return has_single_use(g, v) ? v->users()[0] : nullptr; }
 
 Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
-                        int rank, int axis, int64_t n, DType dt, bool allow_clamp) {
+                        int rank, int axis, int64_t n, DType dt, bool allow_clamp, bool allow_affine) {
   Epilogue e;
   e.chain = {&producer};
   e.last = &producer;
@@ -155,6 +192,18 @@ Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::strin
         e.what = after->op_type() + "(" + e.what + ")";
       }
     }
+    const bool affine_ok = e.activation->name == "hard_swish" || e.activation->name == "relu";
+    std::vector<ir::Node*> nodes;
+    if (allow_affine && affine_ok && e.activation->clamp.empty() && (dt == DType::kFloat32 || dt == DType::kFloat64)) {
+      if (auto a = affine_of(g, next->output(0), nodes)) {
+        e.activation->affine = *a;
+        for (ir::Node* m : nodes) {
+          e.chain.push_back(m);
+          e.last = m;
+          e.what = m->op_type() + "(" + e.what + ", c)";
+        }
+      }
+    }
   }
   return e;
 }
@@ -164,24 +213,24 @@ std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n) {
   const std::string& op = n.op_type();
   if (op == "Gelu") {  // two rows: the `approximate` attribute picks one
     const std::string a = n.attr_string("approximate", "none");
-    if (a == "none") return EpilogueActivation{"gelu", {}, {}};
-    if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}, {}};
+    if (a == "none") return EpilogueActivation{"gelu", {}, {}, {}};
+    if (a == "tanh") return EpilogueActivation{"gelu_tanh", {}, {}, {}};
     return std::nullopt;
   }
   if (op == "Clip") {  // bounds from attributes before opset 11, from constant inputs after
     constexpr float kInf = std::numeric_limits<float>::infinity();
     if (n.opset() < 11) {
       if (n.num_inputs() != 1) return std::nullopt;
-      return EpilogueActivation{"clip", {n.attr_float("min", -kInf), n.attr_float("max", kInf)}, {}};
+      return EpilogueActivation{"clip", {n.attr_float("min", -kInf), n.attr_float("max", kInf)}, {}, {}};
     }
     auto lo = clip_bound(n, 1, -kInf), hi = clip_bound(n, 2, kInf);
     if (!lo || !hi) return std::nullopt;
-    return EpilogueActivation{"clip", {*lo, *hi}, {}};
+    return EpilogueActivation{"clip", {*lo, *hi}, {}, {}};
   }
   // The other rows of ir/activation_defs.inc: each parameter read from its attribute, or its default.
   for (const ir::ActivationInfo& a : ir::activations()) {
     if (a.onnx_op != op) continue;
-    EpilogueActivation e{std::string(a.name), {}, {}};
+    EpilogueActivation e{std::string(a.name), {}, {}, {}};
     for (int i = 0; i < a.max_params; ++i)
       e.params.push_back(n.attr_float(std::string(a.params[i].attribute), a.params[i].default_value));
     // Swish with alpha 1 is plain SiLU: written without parameters, as the fused ops have always had it.

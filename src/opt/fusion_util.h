@@ -52,8 +52,10 @@ bool is_last_axis(const std::vector<int64_t>& axes, int rank);
 struct EpilogueActivation {
   std::string name;
   std::vector<float> params;
-  std::vector<float> clamp;  // [lo, hi] applied after it, or empty (match_epilogue's allow_clamp)
-  std::vector<ir::Attribute> attributes() const;  // activation (+ activation_params, activation_clamp)
+  std::vector<float> clamp;   // [lo, hi] applied after it, or empty (match_epilogue's allow_clamp)
+  std::vector<float> affine;  // [scale, shift] applied after it, or empty (match_epilogue's allow_affine)
+  // activation (+ activation_params, activation_clamp, activation_affine)
+  std::vector<ir::Attribute> attributes() const;
 };
 std::optional<EpilogueActivation> epilogue_activation(const ir::Node& n);
 
@@ -75,9 +77,12 @@ struct Epilogue {
 // or LeakyRelu, also a Max or Min with a scalar constant or a Clip with constant bounds (the fused
 // op's activation_clamp, backend/cpu/kernels/util/activation.h's ClampedOp), when it computes the
 // same bits: the constant must not come first unless it is nonzero (Max(0, -0) is +0, the clamp
-// -0), and a float must hold it exactly.
+// -0), and a float must hold it exactly. allow_affine (float32 / float64 only): after a HardSwish or
+// Relu without a clamp, also a Mul by a scalar constant and / or an Add of one (the fused op's
+// activation_affine, activation.h's AffineOp: PP-LCNetV3's learnable affine block), a float holding
+// each exactly.
 Epilogue match_epilogue(const ir::Graph& g, ir::Node& producer, const std::string& producer_what, bool allow_bias,
-                        int rank, int axis, int64_t n, DType dt, bool allow_clamp = false);
+                        int rank, int axis, int64_t n, DType dt, bool allow_clamp = false, bool allow_affine = false);
 
 // A tensor of element type `dtype` (a float type) and shape `shape` holding `values`
 // (rounded to the type).

@@ -15,6 +15,7 @@
 //     residual_layout: "NCHW" (default) or "NCHW16c", X / Y / R channel-blocked with their logical
 //     shapes unchanged (ConvLayoutOptimizations; float32, 4-D, channels a multiple of 16).
 //     activation_clamp [lo, hi]: a Clip(lo, hi) after a relu or leaky_relu activation.
+//     activation_affine [scale, shift]: act * scale + shift after a hard_swish or relu activation.
 //   sdx.GatedLinearUnit(A, B) -> act(A) * B, numpy broadcasting                   (GatedDeltaNetFusion)
 //   sdx.GatedLinearUnit(X, axis) -> act(first half of X) * second half along axis
 // (GatedLinearUnit's activation defaults to "silu"; the others' to "none").
@@ -153,6 +154,7 @@ SDX_OP_SCHEMA_DOMAIN(Linear, kSdx)
 
 SDX_OP_SCHEMA_DOMAIN(FusedConv, kSdx)
     .attrs({{"activation", AttrType::kString},
+            {"activation_affine", AttrType::kFloats},
             {"activation_clamp", AttrType::kFloats},
             {"activation_params", AttrType::kFloats},
             {"auto_pad", AttrType::kString},

@@ -17,6 +17,10 @@
 //   Clamp(Act(...)) -> sdx.FusedConv(..., activation, activation_clamp [lo, hi]): after Relu or LeakyRelu,
 //      a Max / Min with a scalar constant or a Clip with constant bounds (openWakeWord's embedding model
 //      follows every LeakyRelu with Max(x, -0.4)), float32 / float64 (fusion_util.h's match_epilogue).
+//   Add(Mul(Act(...), a), b) -> sdx.FusedConv(..., activation, activation_affine [a, b]): after HardSwish or
+//      Relu, a Mul by and / or an Add of scalar constants (PP-LCNetV3's learnable affine block, after every
+//      HardSwish of PP-OCRv4's detector and recognizer), float32 / float64. With it the convolutions
+//      hand their outputs to each other directly, so ConvLayoutOptimizations can keep them blocked.
 //   The fused op keeps Conv's attributes. Every fused intermediate value must be read only by
 //   the next op of the chain. Float types.
 //
@@ -41,7 +45,8 @@ bool fuse_conv(ir::Graph& g, ir::Node& conv, PassContext& ctx) {
   const bool has_bias = conv.num_inputs() > 2 && conv.input(2);
   // 16-bit floats: Conv rounds its sum before a separate Add but not before its own bias add.
   const bool exact_bias_fold = dt == DType::kFloat32 || dt == DType::kFloat64;
-  Epilogue e = match_epilogue(g, conv, "Conv", !has_bias && exact_bias_fold, rank, 1, m, dt, /*allow_clamp=*/true);
+  Epilogue e = match_epilogue(g, conv, "Conv", !has_bias && exact_bias_fold, rank, 1, m, dt, /*allow_clamp=*/true,
+                              /*allow_affine=*/true);
   if (!e.bias && !e.activation) return false;
   if (elem_type(e.last->output(0)) != dt) return false;
   std::vector<ir::Value*> inputs = {x, conv.input(1)};

@@ -44,7 +44,7 @@ std::optional<Gate> gate_of(ir::Value* v) {
   if (op == "Mul") {  // SiLU written out: Mul(A, Sigmoid(A))
     for (int i = 0; i < 2; ++i) {
       ir::Node* s = producer_of(p->input(i), "Sigmoid");
-      if (s && s->input(0) == p->input(1 - i)) return Gate{{p, s}, s->input(0), {"silu", {}, {}}};
+      if (s && s->input(0) == p->input(1 - i)) return Gate{{p, s}, s->input(0), {"silu", {}, {}, {}}};
     }
   }
   return std::nullopt;

@@ -81,6 +81,31 @@ TEST(ConvEpilogueFusionOptimizations, ClampAfterReluOrLeakyReluJoins) {
   EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.FusedConv", 6}, {"Max", 3}}));
 }
 
+// A Mul by and / or an Add of scalar constants after HardSwish or Relu joins the FusedConv as its
+// activation_affine (PP-LCNetV3's learnable affine block in PP-OCRv4), bitwise; not after another
+// activation, not a per-channel constant.
+TEST(ConvEpilogueFusionOptimizations, AffineAfterHardSwishOrReluJoins) {
+  auto build = [] {
+    ModelBuilder b(14);
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    auto conv = [&](const std::string& k) {
+      return b.op("Conv", {x, b.constant("w" + k, random_f32({4, 3, 3, 3}, 30)), b.constant("b" + k, random_f32({4}, 31))},
+                  {attr_ints("pads", {1, 1, 1, 1})});
+    };
+    auto c = [&](const std::string& k, float v) { return b.constant(k, f32({v}, {1})); };
+    ir::Value* hs = b.op("HardSwish", {conv("1")});
+    b.output(b.op("Add", {b.op("Mul", {c("a1", 1.3f), hs}), c("s1", -0.2f)}));  // joins: Mul and Add
+    b.output(b.op("Mul", {b.op("Relu", {conv("2")}), c("a2", 0.7f)}));            // joins: Mul alone
+    b.output(b.op("Add", {c("s3", 0.5f), b.op("HardSwish", {conv("3")})}));       // joins: Add alone
+    b.output(b.op("Add", {b.op("Mul", {b.op("Sigmoid", {conv("4")}), c("a4", 2.f)}), c("s4", 1.f)}));  // stays
+    b.output(b.op("Mul", {b.op("HardSwish", {conv("5")}), b.constant("a5", random_f32({1, 4, 1, 1}, 32))}));  // stays
+    return b.model();
+  };
+  PassCheck r = check_pass({kPass}, build, {{"x", feed({1, 3, 8, 8}, 5)}}, 0, 0);
+  EXPECT_EQ(r.report.rewrites_of(kPass), 5);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.FusedConv", 5}, {"Mul", 2}, {"Add", 1}}));
+}
+
 TEST(ConvEpilogueFusionOptimizations, ConvBatchNormSiluBecomesOneFusedConv) {
   // The YOLO block: Conv -> BatchNormalization -> x * Sigmoid(x).
   auto build = [] {

@@ -1,6 +1,7 @@
 // sdx.FusedConv against the unfused Conv -> activation: bitwise, every activation and float
 // type, grouped / strided / padded / pointwise / 1-D and 3-D convolutions; its bound form; a clamp
-// after the activation (activation_clamp) against Max / Min. With a
+// after the activation (activation_clamp) against Max / Min, an affine map (activation_affine)
+// against Mul / Add. With a
 // residual R (4th input) against the unfused Conv -> Add(R) -> activation, bitwise, the same way.
 #include "backend/cpu/onednn/onednn.h"
 #include "fused_test_util.h"
@@ -102,6 +103,35 @@ TEST(FusedConv, ClampAfterActivationMatchesMaxOrMinBitwise) {
   }
 }
 
+// activation_affine: Add(Mul(HardSwish(Conv), a), b) and Mul(Relu(Conv), a) as one FusedConv,
+// bitwise, on oneDNN's direct kernel (group 1), the depthwise kernel (one channel per group, odd
+// width for the tails) and float64's reference.
+TEST(FusedConv, AffineAfterActivationMatchesMulAddBitwise) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    int64_t group;
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    for (const Case& c : {Case{{1, 5, 9, 7}, {6, 5, 3, 3}, 1}, Case{{1, 24, 7, 13}, {24, 1, 3, 3}, 24},
+                          Case{{1, 16, 11, 11}, {16, 1, 3, 3}, 16}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " group " + std::to_string(c.group));
+      const Tensor x = random_tensor(dt, c.x, 34), w = random_tensor(dt, c.w, 35, -0.5f, 0.5f);
+      const Tensor b = random_tensor(dt, {c.w[0]}, 36);
+      const std::vector<ir::Attribute> conv = {attr_i("group", c.group), attr_ints("pads", {1, 1, 1, 1})};
+      const Tensor y = must_run("Conv", {x, w, b}, conv);
+      const Tensor hs = must_run("HardSwish", {y});
+      auto fused = run_single(fused_conv(
+          {x, w, b}, with(conv, {attr_s("activation", "hard_swish"), attr_floats("activation_affine", {1.3f, -0.2f})})));
+      ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+      EXPECT_TRUE(same_bits(*fused, must_run("Add", {must_run("Mul", {hs, scalar_of(dt, 1.3f)}), scalar_of(dt, -0.2f)})));
+      auto relu_mul = run_single(
+          fused_conv({x, w, b}, with(conv, {attr_s("activation", "relu"), attr_floats("activation_affine", {0.7f, -0.f})})));
+      ASSERT_TRUE(relu_mul.is_ok()) << relu_mul.status().to_string();
+      EXPECT_TRUE(same_bits(*relu_mul, must_run("Mul", {must_run("Relu", {y}), scalar_of(dt, 0.7f)})));
+    }
+  }
+}
+
 // act(Conv(X, W, B) + R): every float type (float32 2-D on oneDNN when built in, the others on the
 // reference) and activation, odd channel counts, with and without bias, batch 2.
 TEST(FusedConv, ResidualMatchesConvAddActivationBitwise) {
@@ -180,6 +210,17 @@ TEST(FusedConv, BadInputsAreErrors) {
                    .is_ok());
   EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
                                      {attr_s("activation", "relu"), attr_floats("activation_clamp", {0})}))
+                   .is_ok());
+  // An affine map after an activation without that form, with a clamp, or of the wrong length.
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "sigmoid"), attr_floats("activation_affine", {2, 1})}))
+                   .is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "relu"), attr_floats("activation_clamp", {0, 6}),
+                                      attr_floats("activation_affine", {2, 1})}))
+                   .is_ok());
+  EXPECT_FALSE(run_single(fused_conv({x, random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11)},
+                                     {attr_s("activation", "hard_swish"), attr_floats("activation_affine", {2})}))
                    .is_ok());
   // A residual of another shape (it does not broadcast) or type.
   const Tensor w = random_tensor(DType::kFloat32, {4, 3, 3, 3}, 11);

@@ -22,6 +22,7 @@
 //   "leaky_relu"   [alpha=0.01]        LeakyRelu(alpha)
 //   "clip"         [min, max]          Clip(min, max) (min(max(x, lo), hi), NaN passes)
 //   with activation_clamp [lo, hi] (after relu or leaky_relu): Clip(lo, hi) of the activation
+//   with activation_affine [scale, shift] (after hard_swish or relu): act * scale + shift
 //   ... every name, its ONNX op and its parameters with their defaults: ir/activation_defs.inc.
 //
 // NaN and infinities: every functor propagates a NaN input to a NaN output, as the ONNX reference
@@ -248,11 +249,33 @@ struct ClampedOp {
   }
 };
 
+// An activation, then an affine map: the fused ops' `activation_affine` attribute ([scale, shift]),
+// what Add(Mul(act, scale), shift) of scalar constants computes (PP-LCNetV3's learnable affine block
+// after every HardSwish of PP-OCRv4's detector and recognizer). The product and the sum are each
+// rounded, as the two ONNX ops round them (the ISA files build with -ffp-contract=off, the others
+// for a base ISA without FMA). A Mul alone is shift -0 (x + -0 is x, -0 included), an Add alone scale 1.
+// Lane form only, like ClampedOp.
+template <typename F>
+struct AffineOp {
+  static constexpr bool kWideLanes = true;
+  F f;
+  float scale = 1.f, shift = -0.f;
+  template <typename V>
+  V lanes(V v) const {
+    using T = lane_t<V>;
+    return f.lanes(v) * static_cast<T>(scale) + static_cast<T>(shift);
+  }
+  template <typename C>
+  C operator()(C x) const {
+    return f(x) * C(scale) + C(shift);
+  }
+};
+
 // The functors wide_lane_row (float_row.h) is instantiated for (lane_rows.cc, lane_rows_*.cc): those
 // declaring kWideLanes.
 #define SDX_WIDE_LANE_FUNCTORS(X)                                                                        \
   X(IdentityActivation) X(ReluOp) X(LeakyReluOp) X(HardSigmoidOp) X(HardSwishOp) X(ClipOp) X(ClampedOp<ReluOp>) \
-  X(ClampedOp<LeakyReluOp>)
+  X(ClampedOp<LeakyReluOp>) X(AffineOp<HardSwishOp>) X(AffineOp<ReluOp>)
 
 // y[j] = f(y[j] + b[j * b_step]) for j < n (b_step 0: one bias for the row; b null: f(y[j])), for
 // float or double. Functors with a lane form (no activation, Relu, LeakyRelu, Clip, HardSigmoid,
@@ -314,19 +337,31 @@ class FusedActivation {
  public:
   using Kind = ir::ActivationKind;
 
-  // Reads `activation`, `activation_params` and `activation_clamp`; unknown names, wrong parameter
-  // counts and a clamp after an activation without a clamped form fail.
+  // Reads `activation`, `activation_params`, `activation_clamp` and `activation_affine`; unknown
+  // names, wrong parameter counts, and a clamp or an affine map after an activation without that form
+  // fail.
   static Result<FusedActivation> from_node(const ir::Node& node) {
     return make(node.attr_string("activation", "none"), node.attr_floats("activation_params"),
-                node.attr_floats("activation_clamp"));
+                node.attr_floats("activation_clamp"), node.attr_floats("activation_affine"));
   }
   // The names, their parameter counts and defaults: ir/activation_defs.inc. clamp: empty, or [lo, hi]
-  // applied after the activation (relu and leaky_relu only).
+  // applied after the activation (relu and leaky_relu only). affine: empty, or [scale, shift] applied
+  // after it (hard_swish and relu only, not with a clamp).
   static Result<FusedActivation> make(const std::string& name, const std::vector<float>& params,
-                                      const std::vector<float>& clamp = {}) {
+                                      const std::vector<float>& clamp = {}, const std::vector<float>& affine = {}) {
     FusedActivation a;
     const ir::ActivationInfo* info = name == "none" ? nullptr : ir::find_activation(name);
     if (name != "none" && !info) return invalid_argument("unknown activation '" + name + "'");
+    if (!affine.empty()) {
+      if (affine.size() != 2)
+        return invalid_argument("activation_affine takes 2 values [scale, shift], got " + std::to_string(affine.size()));
+      if (!info || (info->kind != Kind::kHardSwish && info->kind != Kind::kRelu) || !clamp.empty())
+        return invalid_argument("activation_affine follows only activation 'hard_swish' or 'relu' without a clamp, not '" +
+                                name + "'" + (clamp.empty() ? "" : " with activation_clamp"));
+      a.affine_ = true;
+      a.affine_scale_ = affine[0];
+      a.affine_shift_ = affine[1];
+    }
     if (!clamp.empty()) {
       if (clamp.size() != 2) return invalid_argument("activation_clamp takes 2 values [lo, hi], got " + std::to_string(clamp.size()));
       if (!info || (info->kind != Kind::kRelu && info->kind != Kind::kLeakyRelu))
@@ -366,6 +401,10 @@ class FusedActivation {
   // Calls f(functor) with the concrete functor of this activation; returns what f returns.
   template <typename F>
   decltype(auto) visit(F&& f) const {
+    if (affine_) [[unlikely]] {
+      if (kind_ == Kind::kHardSwish) return f(AffineOp<HardSwishOp>{{}, affine_scale_, affine_shift_});
+      return f(AffineOp<ReluOp>{{}, affine_scale_, affine_shift_});  // make() allows no other
+    }
     if (clamped_) [[unlikely]] {
       if (kind_ == Kind::kRelu) return f(ClampedOp<ReluOp>{{}, clamp_});
       return f(ClampedOp<LeakyReluOp>{leaky_, clamp_});  // make() allows no other
@@ -399,6 +438,8 @@ class FusedActivation {
  private:
   Kind kind_ = Kind::kNone;
   bool clamped_ = false;  // clamp_ applies after the activation
+  bool affine_ = false;   // y * affine_scale_ + affine_shift_ after the activation
+  float affine_scale_ = 1.f, affine_shift_ = -0.f;
   ClipOp clamp_;
   LeakyReluOp leaky_;
   GeluOp gelu_;

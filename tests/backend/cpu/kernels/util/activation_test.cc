@@ -219,6 +219,12 @@ TEST(Activation, FusedActivationTakesEveryRowOfTheTable) {
   EXPECT_FALSE(FusedActivation::make("tanh", {}, {0.f, 1.f}).is_ok());
   EXPECT_FALSE(FusedActivation::make("relu", {}, {0.f}).is_ok());
   EXPECT_FALSE(FusedActivation::make("swish", {}).is_ok());  // the table's name is "silu"
+  // activation_affine: scale and shift, after hard_swish or relu only, not with a clamp.
+  EXPECT_TRUE(FusedActivation::make("hard_swish", {}, {}, {2.f, 1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("none", {}, {}, {2.f, 1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("sigmoid", {}, {}, {2.f, 1.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("hard_swish", {}, {}, {2.f}).is_ok());
+  EXPECT_FALSE(FusedActivation::make("relu", {}, {0.f, 6.f}, {2.f, 1.f}).is_ok());
 }
 
 }  // namespace
@@ -256,6 +262,43 @@ TEST(Activation, ClampAfterLeakyReluAtEveryLaneAndTail) {
         }
       }
     }
+    return 0;
+  });
+}
+
+// An affine map after HardSwish: HardSwish(x) * a + b per element, each rounded, the same bits in
+// the lane form (every lane and tail of epilogue_row, with and without a bias) as in the scalar
+// functor; NaN passes; a Mul alone (shift -0) keeps a -0.
+TEST(Activation, AffineAfterHardSwishAtEveryLaneAndTail) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const FusedActivation act = FusedActivation::make("hard_swish", {}, {}, {1.3f, -0.2f}).value();
+  EXPECT_EQ(act.kind(), FusedActivation::Kind::kHardSwish);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {-5.f, -2.f, -1.f, -0.f, 0.f, 0.5f, 3.f, nan, -kInf, 7.f, -2.1f, 1.7f, 2.9f,
+                                 0.1f, -0.3f, 4.f, 5.5f, -2.9f};
+  act.visit([&](auto f) {
+    for (size_t n = 1; n <= xs.size(); ++n) {
+      std::vector<float> y(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n)), b(n, 0.25f);
+      std::vector<float> yb = y;
+      epilogue_row(f, y.data(), static_cast<const float*>(nullptr), static_cast<int64_t>(n));
+      epilogue_row(f, yb.data(), b.data(), static_cast<int64_t>(n));
+      for (size_t i = 0; i < n; ++i) {
+        const volatile float hs = HardSwishOp{}(xs[i]), hsb = HardSwishOp{}(xs[i] + 0.25f);
+        const volatile float prod = hs * 1.3f, prodb = hsb * 1.3f;
+        if (std::isnan(prod + -0.2f)) {  // NaN, and -inf * 0 in HardSwish(-inf)
+          EXPECT_TRUE(std::isnan(y[i]) && std::isnan(yb[i]));
+        } else {
+          EXPECT_EQ(y[i], prod + -0.2f) << i << " of " << n;
+          EXPECT_EQ(yb[i], prodb + -0.2f) << i << " of " << n;
+        }
+      }
+    }
+    return 0;
+  });
+  const FusedActivation mul = FusedActivation::make("relu", {}, {}, {-2.f, -0.f}).value();
+  mul.visit([&](auto f) {
+    EXPECT_TRUE(std::signbit(f(-1.f)));  // Relu gives +0, times -2 is -0, plus -0 stays -0
+    EXPECT_EQ(f(3.f), -6.f);
     return 0;
   });
 }
