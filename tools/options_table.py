@@ -24,7 +24,7 @@ import sys
 
 # Variables documented in the options table that no session reads: process-wide kill switches and caches,
 # diagnostics and the op timing tracker (each read by its own subsystem).
-NOT_SESSION_OPTIONS = {"SDX_NO_ONEDNN", "SDX_NO_WINOGRAD", "SDX_CACHE_DIR", "SDX_DIAGNOSTICS_ENABLED", "SDX_OP_TIMING"}
+NOT_SESSION_OPTIONS = {"SDX_NO_ONEDNN", "SDX_NO_WINOGRAD", "SDX_NO_POINTWISE_CONV", "SDX_CACHE_DIR", "SDX_DIAGNOSTICS_ENABLED", "SDX_OP_TIMING"}
 
 README_HEADER = "| `SessionOptions` field (Python / C++) | environment variable | default | meaning |"
 REPO = pathlib.Path(__file__).resolve().parent.parent

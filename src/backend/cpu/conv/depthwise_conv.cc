@@ -16,17 +16,7 @@ namespace sdx::cpu {
 namespace {
 
 const dw::Kernels& active_kernels() {
-  switch (simd::active_isa()) {
-    case simd::Isa::kAvx512:
-      if (const dw::Kernels* k = dw::avx512_kernels()) return *k;
-      [[fallthrough]];
-    case simd::Isa::kAvx2:
-      if (const dw::Kernels* k = dw::avx2_kernels()) return *k;
-      [[fallthrough]];
-    case simd::Isa::kScalar:
-      break;
-  }
-  return *dw::scalar_kernels();
+  return simd::active_level(dw::avx512_kernels(), dw::avx2_kernels(), *dw::scalar_kernels());
 }
 
 // The calling thread's padded-row scratch, at least `floats` long: grown on a thread's first call

@@ -8,6 +8,8 @@
 //   kernel (conv/depthwise_conv.h), the residual and lane-form activations applied in registers;
 // - float32 convolutions of one input channel with a long 1-D filter (an STFT as Conv): a product over
 //   frames on oneDNN's prepacked matmul (conv/frames_conv.h);
+// - float32 1x1 convolutions (unit strides, no padding, one group) on an NCHW X: a product read in
+//   place (conv/pointwise_conv.h), the epilogue on each chunk;
 // - other float32 2-D (and large 1-D) convolutions on oneDNN when it is built in
 //   (onednn/onednn_conv.h; 3x3 stride-1 ones on its Winograd kernels): bias and (direct kernels)
 //   LeakyRelu as a post-op, other activations and the residual with sdx's functors after each
@@ -28,6 +30,7 @@
 #include "backend/cpu/conv/conv_reference.h"
 #include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/conv/frames_conv.h"
+#include "backend/cpu/conv/pointwise_conv.h"
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/tensor/channel_blocked.h"
@@ -88,6 +91,7 @@ class FusedConvKernel final : public backend::Kernel {
     if (y.numel() > 0) {
       if (std::optional<Status> st = run_depthwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_frames_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
+      if (std::optional<Status> st = run_pointwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
     }
     return run_reference_conv(p, act_, x, w, b, r, y, layouts_);
@@ -107,6 +111,7 @@ class FusedConvKernel final : public backend::Kernel {
     if (!check_layouts(layouts_, x.dtype(), plan.value(), r != nullptr).is_ok()) return no_bound_form();
     std::unique_ptr<backend::BoundKernel> bound = bind_depthwise_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_frames_conv(plan.value(), act_, ctx, layouts_);
+    if (!bound) bound = bind_pointwise_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_onednn_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_reference_conv(plan.value(), act_, ctx, layouts_);
     return bound;

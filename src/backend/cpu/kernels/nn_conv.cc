@@ -1,6 +1,7 @@
 // Conv and ConvTranspose over N spatial dims (1-D, 2-D, 3-D, ...), via im2col/col2im + gemm.
 // Conv takes the paths of sdx.FusedConv without activation (see fused_conv.cc): sdx's depthwise
-// kernel, the frames product (conv/frames_conv.h: one input channel, a long 1-D filter), oneDNN, then
+// kernel, the frames product (conv/frames_conv.h: one input channel, a long 1-D filter), the pointwise
+// product (conv/pointwise_conv.h: 1x1 on an NCHW input), oneDNN, then
 // the reference im2col + gemm (conv/conv_reference.h), each with a bound form.
 // ConvTranspose runs below.
 //
@@ -17,6 +18,7 @@
 #include "backend/cpu/conv/conv_reference.h"
 #include "backend/cpu/conv/depthwise_conv.h"
 #include "backend/cpu/conv/frames_conv.h"
+#include "backend/cpu/conv/pointwise_conv.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "backend/cpu/kernels/util/conv_gemm.h"
 #include "backend/cpu/kernels/util/conv_util.h"
@@ -47,6 +49,7 @@ class ConvKernel final : public backend::Kernel {
     if (y.numel() == 0) return Status::ok();
     if (std::optional<Status> st = run_depthwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_frames_conv(p, FusedActivation(), x, w, b, y)) return *st;
+    if (std::optional<Status> st = run_pointwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
     return run_reference_conv(p, FusedActivation(), x, w, b, nullptr, y);
   }
@@ -61,6 +64,7 @@ class ConvKernel final : public backend::Kernel {
     if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype())) return no_bound_form();
     if (auto bound = bind_depthwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
     if (auto bound = bind_frames_conv(plan.value(), FusedActivation(), ctx)) return bound;
+    if (auto bound = bind_pointwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
     if (auto bound = bind_onednn_conv(plan.value(), FusedActivation(), ctx)) return bound;
     return bind_reference_conv(plan.value(), FusedActivation(), ctx);
   }

@@ -29,6 +29,18 @@ Isa active_isa();
 // benchmarks; call it while no kernel runs.
 Isa force_isa(Isa isa);
 
+// Of one kernel family's per-level tables (null where this build has no such level), the active
+// level's, falling back to the next lower level the build has:
+//
+//   const dw::Kernels& k = simd::active_level(dw::avx512_kernels(), dw::avx2_kernels(), *dw::scalar_kernels());
+template <class Table>
+const Table& active_level(const Table* avx512, const Table* avx2, const Table& scalar) {
+  const Isa isa = active_isa();
+  if (isa == Isa::kAvx512 && avx512) return *avx512;
+  if (isa >= Isa::kAvx2 && avx2) return *avx2;
+  return scalar;
+}
+
 // Forces a level for a scope (tests).
 class ScopedIsa {
  public:

@@ -18,6 +18,7 @@
 #include "backend/cpu/tensor/channel_blocked.h"
 #include "backend/cpu/threading/thread_pool.h"
 #include "../kernels/fused_test_util.h"
+#include "conv_test_util.h"
 
 namespace sdx::test {
 namespace {
@@ -95,13 +96,6 @@ std::vector<double> direct(const Case& c, const cpu::ConvPlan& p, const float* x
   return y;
 }
 
-// A pool of `threads` bound to the calling thread (1: none).
-struct Pool {
-  explicit Pool(int threads) : pool(threads > 1 ? std::make_unique<cpu::ThreadPool>(threads) : nullptr), bind(pool.get()) {}
-  std::unique_ptr<cpu::ThreadPool> pool;
-  cpu::ScopedThreadPool bind;
-};
-
 Tensor run_kernel(const cpu::ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r = nullptr,
                   const cpu::FusedActivation& act = {}, cpu::ConvLayouts lay = {}) {
   Tensor y = Tensor::allocate(DType::kFloat32, p.out_shape).value();
@@ -151,28 +145,6 @@ TEST(DepthwiseConv, TheSameBitsAtEveryPoolSize) {
       EXPECT_TRUE(same_bits(run_kernel(p, x, w, &b), one)) << threads << " threads";
     }
   }
-}
-
-// Float equality with -0 == +0: the NCHW loops count padding as zero taps, the blocked ones skip them.
-::testing::AssertionResult same_values(const Tensor& got, const Tensor& want) {
-  if (got.shape() != want.shape()) return ::testing::AssertionFailure() << got.type_string() << " vs " << want.type_string();
-  for (int64_t i = 0; i < want.numel(); ++i)
-    if (!(got.data<float>()[i] == want.data<float>()[i]))
-      return ::testing::AssertionFailure() << "element " << i << ": " << got.data<float>()[i] << " vs "
-                                           << want.data<float>()[i];
-  return ::testing::AssertionSuccess();
-}
-
-Tensor blocked_copy(const Tensor& t) {
-  Tensor out = Tensor::allocate(DType::kFloat32, t.shape()).value();
-  cpu::block_channels(t.data<float>(), out.data<float>(), t.shape()[0], t.shape()[1], t.shape()[2] * t.shape()[3]);
-  return out;
-}
-
-Tensor unblocked_copy(const Tensor& t) {
-  Tensor out = Tensor::allocate(DType::kFloat32, t.shape()).value();
-  cpu::unblock_channels(t.data<float>(), out.data<float>(), t.shape()[0], t.shape()[1], t.shape()[2] * t.shape()[3]);
-  return out;
 }
 
 TEST(DepthwiseConv, BlockedLayoutsGiveTheNchwValues) {
