@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/type_dispatch.h"
@@ -38,6 +39,33 @@
 
 namespace sdx::cpu {
 namespace {
+
+// y[j] = a[j] op b[j] (vv) or a op b[j] (sv) for j < n: float on the vector kernels (exact IEEE
+// operations, so the bits of a plain loop; the project's -O2 leaves these loops scalar), double per
+// element. y may be a or b.
+template <typename C>
+void vv(simd::BinaryOp op, const C* a, const C* b, C* y, int64_t n) {
+  if constexpr (std::is_same_v<C, float>) {
+    simd::binary_vv(op, a, b, y, n);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = op == simd::BinaryOp::kAdd ? a[j] + b[j] : op == simd::BinaryOp::kSub ? a[j] - b[j]
+           : op == simd::BinaryOp::kMul ? a[j] * b[j] : a[j] / b[j];
+  }
+}
+
+template <typename C>
+void sv(simd::BinaryOp op, C a, const C* b, C* y, int64_t n) {
+  if constexpr (std::is_same_v<C, float>) {
+    simd::binary_sv(op, a, b, y, n);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = op == simd::BinaryOp::kAdd ? a + b[j] : op == simd::BinaryOp::kSub ? a - b[j]
+           : op == simd::BinaryOp::kMul ? a * b[j] : a / b[j];
+  }
+}
+
+constexpr simd::BinaryOp kAdd = simd::BinaryOp::kAdd, kSub = simd::BinaryOp::kSub, kMul = simd::BinaryOp::kMul;
 
 
 // An activation from the RNN activations list, with its alpha/beta.
@@ -499,8 +527,7 @@ class RecurrentKernel final : public backend::Kernel {
       }
     }
     if (!projected) gemm(false, true, S * N, G * H, I, C(1), in.xs, I, in.ws + d * G * H * I, I, C(0), xw.data(), G * H);
-    for (int64_t row = 0; row < S * N; ++row)
-      for (int64_t g = 0; g < G * H; ++g) xw[static_cast<size_t>(row * G * H + g)] += wb[g];
+    for (int64_t row = 0; row < S * N; ++row) vv(kAdd, xw.data() + row * G * H, wb, xw.data() + row * G * H, G * H);
     // R^T [H, G*H] of the direction: the step's R h is then a product with contiguous weight rows,
     // which at batch <= 8 is the small-M kernel's (gemm.h: one pass over R, accumulators in
     // registers), not one dot product per output element. The bound form (prepare) transposes R once;
@@ -515,8 +542,7 @@ class RecurrentKernel final : public backend::Kernel {
         if (packed) packed_recurrent_product(step, N, G * H, H, hd, *packed, hr.data());
       }
       if (!in.qw && !packed) recurrent_product(step, N, G * H, H, hd, rt, hr.data());
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t g = 0; g < G * H; ++g) hr[static_cast<size_t>(n * G * H + g)] += rb[g];
+      for (int64_t n = 0; n < N; ++n) vv(kAdd, hr.data() + n * G * H, rb, hr.data() + n * G * H, G * H);
       if (cell_ == Cell::kGru && !linear_before_reset_) {
         // h-gate recurrence uses (r * h) R_h^T: compute r for the batch first.
         for (int64_t n = 0; n < N; ++n) {
@@ -623,41 +649,58 @@ class RecurrentKernel final : public backend::Kernel {
   template <typename C>
   void step_cell(const Activation* act, const C* pre, const C* rh, const C* rb, const C* reset_rec, const C* p, C* h, C* c,
                  int64_t H, C* y, C* tmp) const {
+    // Each line is one IEEE operation per element, in the order of the formulas (so any vector width
+    // gives the same bits). Without peepholes the gates skip the "+ 0" term: it can only turn a -0 into
+    // +0, which the gate's activation maps to the same value.
     if (cell_ == Cell::kRnn) {
-      for (int64_t j = 0; j < H; ++j) h[j] = pre[j] + rh[j];
+      vv(kAdd, pre, rh, h, H);
       apply_row(act[0], h, H);
     } else if (cell_ == Cell::kGru) {
       C* zr = tmp;  // z then r
       C* hh = tmp + 2 * H;
-      for (int64_t j = 0; j < 2 * H; ++j) zr[j] = pre[j] + rh[j];
+      C* t = tmp + 3 * H;
+      vv(kAdd, pre, rh, zr, 2 * H);
       apply_row(act[0], zr, 2 * H);
-      for (int64_t j = 0; j < H; ++j)
-        hh[j] = pre[2 * H + j] + (linear_before_reset_ ? zr[H + j] * rh[2 * H + j] : reset_rec[j] + rb[2 * H + j]);
+      if (linear_before_reset_) {
+        vv(kMul, zr + H, rh + 2 * H, hh, H);  // r * (R_h h + Rb_h)
+      } else {
+        vv(kAdd, reset_rec, rb + 2 * H, hh, H);  // (r * h) R_h^T + Rb_h
+      }
+      vv(kAdd, pre + 2 * H, hh, hh, H);
       apply_row(act[1], hh, H);
-      for (int64_t j = 0; j < H; ++j) h[j] = (C(1) - zr[j]) * hh[j] + zr[j] * h[j];
+      // h = (1 - z) * hh + z * h
+      sv(kSub, C(1), zr, t, H);
+      vv(kMul, t, hh, t, H);
+      vv(kMul, zr, h, hh, H);
+      vv(kAdd, t, hh, h, H);
     } else {
       C* gi = tmp;  // i, f, g, then o
       C* gf = tmp + H;
       C* gg = tmp + 2 * H;
       C* go = tmp + 3 * H;
       C* cn = tmp + 4 * H;
-      for (int64_t j = 0; j < H; ++j) {
-        gi[j] = pre[j] + rh[j] + (p ? p[j] * c[j] : C(0));
-        gf[j] = pre[2 * H + j] + rh[2 * H + j] + (p ? p[2 * H + j] * c[j] : C(0));
-        gg[j] = pre[3 * H + j] + rh[3 * H + j];
-      }
+      // gate = pre + rh (+ p * c)
+      auto gate = [&](int64_t k, C* out, const C* peep) {
+        vv(kAdd, pre + k * H, rh + k * H, out, H);
+        if (!peep) return;
+        vv(kMul, peep, c, cn, H);
+        vv(kAdd, out, cn, out, H);
+      };
+      gate(0, gi, p);
+      gate(2, gf, p ? p + 2 * H : nullptr);
+      gate(3, gg, nullptr);
       apply_row(act[0], gi, input_forget_ ? H : 2 * H);
-      if (input_forget_)
-        for (int64_t j = 0; j < H; ++j) gf[j] = C(1) - gi[j];
+      if (input_forget_) sv(kSub, C(1), gi, gf, H);
       apply_row(act[1], gg, H);
-      for (int64_t j = 0; j < H; ++j) {
-        c[j] = gf[j] * c[j] + gi[j] * gg[j];
-        go[j] = pre[H + j] + rh[H + j] + (p ? p[H + j] * c[j] : C(0));
-      }
+      // c = f * c + i * g
+      vv(kMul, gf, c, gf, H);
+      vv(kMul, gi, gg, gi, H);
+      vv(kAdd, gf, gi, c, H);
+      gate(1, go, p ? p + H : nullptr);
       apply_row(act[0], go, H);
       std::copy_n(c, H, cn);
       apply_row(act[2], cn, H, /*clipped=*/false);
-      for (int64_t j = 0; j < H; ++j) h[j] = go[j] * cn[j];
+      vv(kMul, go, cn, h, H);
     }
     std::copy_n(h, H, y);
   }
