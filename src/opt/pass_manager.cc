@@ -85,6 +85,9 @@ Result<OptimizationReport> optimize(ir::Graph& graph, const OptimizerOptions& op
 std::string format_report(const OptimizationReport& rep) {
   std::string out;
   char line[256];
+  if (rep.preoptimized)
+    return "optimizer: not run, the graph came optimized (a .sdx bundle or the disk plan cache; "
+           "SDX_DISK_PLAN_CACHE=0 optimizes it again)\n";
   if (!rep.enabled) return "optimizer: disabled (SDX_OPTIMIZER_ENABLED=0)\n";
   std::snprintf(line, sizeof line, "optimizer: %d -> %d nodes, %d rewrites in %d round%s, %.1f ms\n", rep.nodes_before,
                 rep.nodes_after, rep.total_rewrites(), rep.iterations, rep.iterations == 1 ? "" : "s", rep.millis);

@@ -21,6 +21,7 @@ namespace sdx::opt {
 
 struct OptimizationReport {
   bool enabled = false;
+  bool preoptimized = false;  // not run because the graph came optimized (a bundle, the disk plan cache)
   int iterations = 0;  // rounds run (the last one changed nothing unless max_iterations was hit)
   std::vector<std::pair<std::string, int>> rewrites_per_pass;  // table name -> count, pipeline order, all rounds
   std::vector<std::string> skipped;                            // table names of the passes `skip` named

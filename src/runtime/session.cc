@@ -47,6 +47,7 @@ Status Session::init() {
   if (optimized_) optimizer.enabled = false;
   SDX_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(model_, optimizer), "");
   optimization_ = std::move(compiled.optimization);
+  optimization_.preoptimized = optimized_;
   overridable_ = std::move(compiled.overridable);
   std::vector<const ir::Node*> unsupported;
   BodySessionCompiler bodies(model_, options_);

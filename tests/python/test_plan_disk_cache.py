@@ -149,3 +149,16 @@ def test_a_folder_others_may_write_is_refused(cnn_path, tmp_path):
     out = _run(cnn_path, cache)
     assert "disk plan cache off" in out["stderr"] and "refused" in out["stderr"], out["stderr"]
     assert out["counts"].get("PLAN_CACHE_OFF") == 1 and not (cache / "v1").exists(), out
+
+
+def test_inspect_says_the_optimizer_did_not_run_on_a_cached_graph(cnn_path, tmp_path):
+    # A session that starts from a cache entry gets the optimized graph: its report must not claim the
+    # optimizer was switched off (it was not), nor list rewrites it did not make.
+    cache = tmp_path / "cache"
+    _run(cnn_path, cache)
+    env = dict(os.environ, SDX_DISK_PLAN_CACHE="1", SDX_DISK_PLAN_CACHE_DIR=str(cache))
+    r = subprocess.run([sys.executable, "-m", "sdx", "inspect", str(cnn_path), "--optimized"], capture_output=True,
+                       text=True, env=env, cwd="/", timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "optimizer: not run, the graph came optimized" in r.stdout, r.stdout
+    assert "SDX_OPTIMIZER_ENABLED=0" not in r.stdout
