@@ -50,6 +50,39 @@ TEST(ElementwiseVariadic, MaxMinWithAScalarMatchTheBroadcastPath) {
   }
 }
 
+// Max / Min of 2 and 3 float32 inputs of one shape (the vectorized path) against the per-element rule:
+// a NaN accumulator stays, else a NaN input wins, else the compare (ties keep the accumulator, so +0/-0
+// follow operand order); vector bodies and tails, run() and the bound form.
+TEST(ElementwiseVariadic, MaxMinOfSameShapesFollowTheNaNAndTieRule) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special = {0.f, -0.f, 1.5f, -1.5f, nan, inf, -inf, -0.4f, 3.f, 0.f, -0.f};
+  std::vector<std::vector<float>> in(3);
+  for (size_t k = 0; k < in.size(); ++k)
+    for (size_t i = 0; i < 4 * 11 + 3; ++i) in[k].push_back(special[(i * (k + 2) + k) % special.size()]);
+  const int64_t n = static_cast<int64_t>(in[0].size());
+  for (const char* op : {"Max", "Min"}) {
+    for (size_t count : {size_t{2}, size_t{3}}) {
+      SCOPED_TRACE(std::string(op) + " of " + std::to_string(count));
+      std::vector<Tensor> xs;
+      std::vector<float> want(static_cast<size_t>(n));
+      for (size_t k = 0; k < count; ++k) xs.push_back(f32(in[k], {n}));
+      for (size_t i = 0; i < want.size(); ++i) {
+        float acc = in[0][i];
+        for (size_t k = 1; k < count; ++k) {
+          const float b = in[k][i];
+          const bool take = std::string(op) == "Max" ? acc < b : b < acc;
+          acc = std::isnan(acc) ? acc : std::isnan(b) ? b : take ? b : acc;
+        }
+        want[i] = acc;
+      }
+      auto got = run_node(op, xs, {}, 13);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      EXPECT_TRUE(same_bits_nan_as_nan((*got)[0], f32(want, {n})));
+      expect_bound_matches(NodeSpec{.op = op, .opset = 13, .inputs = xs});
+    }
+  }
+}
+
 TEST(ElementwiseVariadic, WhereBroadcastsCondition) {
   auto y = run_single("Where", {bools({true, false}, {2}), i64({1, 2, 3, 4}, {2, 2}), i64({0}, {})});
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
