@@ -6,6 +6,12 @@
 //                                                    static dims of a, b, ... along it
 //   Slice(Concat(a, b, ...), [s], [e], [axis], [1])  -> the one input it selects exactly (constant starts,
 //                                                    ends, one axis, step 1; static dims along the axis)
+//   ReduceMax/ReduceMin(Concat(Unsqueeze(a, k), Unsqueeze(b, k), ..., axis k), axes [k], keepdims 0)
+//                                                    -> Max/Min(a, b, ...)   (torch.stack(...).max(dim):
+//                                                    the same values elementwise; NaN propagates in both,
+//                                                    only the sign of a zero max/min may differ); with
+//                                                    every piece a Transpose(y_i) of one perm,
+//                                                    Transpose(Max/Min(y_i)) (contiguous operands)
 // A Split or Slice output that is a graph output is left alone (its name must stay). Split sizes are
 // read the way the CPU kernel reads them: the 'split' input, else the 'split' attribute, else
 // 'num_outputs' (ceil-sized chunks), else equal parts.
@@ -189,6 +195,73 @@ bool slice_of_concat(ir::Graph& g, ir::Node& n, PassContext& ctx) {
   return false;
 }
 
+// The reduce's single axis (the 'axes' input from opset 18, the attribute before), normalized, or nullopt.
+std::optional<int> reduce_axis(const ir::Node& n, int rank) {
+  std::optional<std::vector<int64_t>> axes;
+  if (n.opset() >= 18) {
+    axes = n.num_inputs() > 1 && n.input(1) ? constant_ints(n.input(1)) : std::nullopt;
+  } else if (n.attr("axes")) {
+    axes = n.attr_ints("axes");
+  }
+  if (!axes || axes->size() != 1) return std::nullopt;
+  auto a = normalize_axis((*axes)[0], rank);
+  return a.is_ok() ? std::optional<int>(a.value()) : std::nullopt;
+}
+
+bool reduce_of_stack(ir::Graph& g, ir::Node& n, PassContext& ctx) {
+  if (n.attr_int("keepdims", 1) != 0 || n.num_outputs() != 1) return false;
+  ir::Node* concat = producer_of(n.input(0), "Concat");
+  auto rank = static_rank(n.input(0));
+  if (!concat || !rank || concat->num_inputs() < 2 || !has_single_use(g, concat->output(0))) return false;
+  auto axis = reduce_axis(n, *rank);
+  auto cat_axis = concat_axis(*concat);
+  if (!axis || !cat_axis) return false;
+  auto cat = normalize_axis(*cat_axis, *rank);
+  if (!cat.is_ok() || cat.value() != *axis) return false;
+  // Every piece an Unsqueeze of one tensor at that axis (a size-1 slice of the stack), read only here.
+  std::vector<ir::Value*> xs;
+  std::vector<ir::Node*> nodes = {concat};
+  for (ir::Value* in : concat->inputs()) {
+    ir::Node* u = producer_of(in, "Unsqueeze");
+    if (!u || !has_single_use(g, in) || !u->input(0) || static_rank(u->input(0)) != *rank - 1) return false;
+    auto ax = u->opset() >= 13 ? (u->num_inputs() > 1 && u->input(1) ? constant_ints(u->input(1)) : std::nullopt)
+                               : std::optional<std::vector<int64_t>>(u->attr_ints("axes"));
+    if (!ax || ax->size() != 1) return false;
+    auto a = normalize_axis((*ax)[0], *rank);
+    if (!a.is_ok() || a.value() != *axis || elem_type(u->input(0)) != elem_type(n.output(0))) return false;
+    xs.push_back(u->input(0));
+    nodes.push_back(u);
+  }
+  const std::string op = n.op_type() == "ReduceMax" ? "Max" : "Min";
+  // x_i = Transpose(y_i, perm) alike (torch's permute before the stack): Transpose(Max(y_i), perm), so the
+  // elementwise op reads contiguous tensors and one Transpose remains.
+  std::vector<ir::Value*> ys;
+  const ir::Node* first_t = producer_of(xs[0], "Transpose");
+  for (ir::Value* x : xs) {
+    ir::Node* t = producer_of(x, "Transpose");
+    if (!t || !first_t || !has_single_use(g, x) || !t->input(0) || t->attr_ints("perm") != first_t->attr_ints("perm") ||
+        first_t->attr_ints("perm").empty()) {
+      ys.clear();
+      break;
+    }
+    ys.push_back(t->input(0));
+  }
+  nodes.push_back(&n);
+  if (!ys.empty()) {
+    const std::vector<int64_t> perm = first_t->attr_ints("perm");
+    for (ir::Value* x : xs) nodes.push_back(x->producer());
+    const std::string name = g.unique_name(n.name().empty() ? op : n.name() + "/" + op);
+    ir::Node* m = g.add_node(op, "", name, ys, {g.unique_name(name + "_out")});
+    m->set_opset(13);
+    fuse(g, nodes, &n, "Transpose", "", 13, {m->output(0)}, {attr_ints("perm", perm)});
+    return ctx.applied(n, n.op_type() + "(Concat(Unsqueeze(Transpose(y_i)))) over the stacked axis) -> Transpose(" +
+                              op + "(y_1.." + std::to_string(ys.size()) + "))");
+  }
+  fuse(g, nodes, &n, op, "", 13, xs, {});
+  return ctx.applied(n, n.op_type() + "(Concat(Unsqueeze(x_i)) over the stacked axis) -> " + op + "(x_1.." +
+                            std::to_string(xs.size()) + ")");
+}
+
 class ConcatSplitOptimizations final : public PatternPass {
  public:
   ConcatSplitOptimizations() {
@@ -196,6 +269,7 @@ class ConcatSplitOptimizations final : public PatternPass {
     add_rule({"Split(x) into one output -> x", {"Split"}, split_into_one});
     add_rule({"Split(Concat(a, b, ...)) -> a, b, ...", {"Split"}, split_of_concat});
     add_rule({"Slice(Concat(a, b, ...)) -> a piece", {"Slice"}, slice_of_concat});
+    add_rule({"ReduceMax/Min(stack of x_i) -> Max/Min(x_i)", {"ReduceMax", "ReduceMin"}, reduce_of_stack});
   }
   const char* name() const override { return "ConcatSplitOptimizations"; }
   PassCategory category() const override { return PassCategory::kAlgebraic; }

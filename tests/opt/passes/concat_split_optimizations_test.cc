@@ -111,5 +111,49 @@ TEST(ConcatSplitOptimizations, KeepsMismatchedSplitsStraddlingSlicesAndGraphOutp
   EXPECT_EQ(r.ops_after.at("Split"), 3);
 }
 
+// torch.stack([a, b, c], dim).max(dim) exported as ReduceMax(Concat(Unsqueeze(x_i, k), axis k), [k]):
+// Max(a, b, c); with every x_i a Transpose of one perm, Transpose(Max(y_i)). Min likewise.
+TEST(ConcatSplitOptimizations, ReduceOverAStackBecomesAnElementwiseMax) {
+  auto build = [](bool transposed, const char* reduce) {
+    return [transposed, reduce] {
+      ModelBuilder b(13);
+      ir::Value* axis = b.constant("axis", i64({3}, {1}));
+      std::vector<ir::Value*> pieces;
+      for (int i = 0; i < 3; ++i) {
+        ir::Value* x = b.input("x" + std::to_string(i), {1, 4, 5});
+        if (transposed) x = b.op("Transpose", {x}, {attr_ints("perm", {0, 2, 1})});
+        pieces.push_back(b.op("Unsqueeze", {x, axis}));
+      }
+      ir::Value* stack = b.op("Concat", pieces, {attr_i("axis", 3)});
+      b.output(b.op(reduce, {stack}, {attr_ints("axes", {-1}), attr_i("keepdims", 0)}));
+      return b.model();
+    };
+  };
+  std::vector<std::pair<std::string, Datum>> feeds;
+  for (int i = 0; i < 3; ++i) feeds.emplace_back("x" + std::to_string(i), Datum::tensor(random_f32({1, 4, 5}, 20 + unsigned(i))));
+  PassCheck r = check_pass(kPasses, build(false, "ReduceMax"), feeds, 0.0, 0.0);
+  EXPECT_EQ(r.report.rewrites_of("ConcatSplitOptimizations"), 1);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Max", 1}}));
+  r = check_pass(kPasses, build(true, "ReduceMin"), feeds, 0.0, 0.0);
+  EXPECT_EQ(r.report.rewrites_of("ConcatSplitOptimizations"), 1);
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"Min", 1}, {"Transpose", 1}}));
+}
+
+TEST(ConcatSplitOptimizations, KeepsReductionsThatAreNotOverTheStack) {
+  auto build = [] {
+    ModelBuilder b(13);
+    ir::Value* axis = b.constant("axis", i64({2}, {1}));
+    ir::Value* x0 = b.input("x0", {2, 3});
+    ir::Value* x1 = b.input("x1", {2, 3});
+    ir::Value* stack = b.op("Concat", {b.op("Unsqueeze", {x0, axis}), b.op("Unsqueeze", {x1, axis})}, {attr_i("axis", 2)});
+    b.output(b.op("ReduceMax", {stack}, {attr_ints("axes", {2}), attr_i("keepdims", 1)}));  // keeps the axis
+    b.output(b.op("ReduceMax", {b.op("Concat", {x0, x1}, {attr_i("axis", 1)}), }, {attr_ints("axes", {1}), attr_i("keepdims", 0)}));
+    return b.model();
+  };
+  PassCheck r = check_pass(kPasses, build,
+                           {{"x0", Datum::tensor(random_f32({2, 3}, 30))}, {"x1", Datum::tensor(random_f32({2, 3}, 31))}});
+  EXPECT_EQ(r.report.rewrites_of("ConcatSplitOptimizations"), 0);
+}
+
 }  // namespace
 }  // namespace sdx::test
