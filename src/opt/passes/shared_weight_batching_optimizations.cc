@@ -14,6 +14,7 @@
 // their names. The x_i depend only on S, so the merged product cannot form a cycle. Exact up to the
 // GEMM's summation order (a row's dot products may be blocked differently in a taller product).
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,7 +39,7 @@ ir::Value* gathered_from(const ir::Graph& g, const ir::Value* x) {
 }
 
 // A product this pass can batch: Gemm (transA = 0, 2-D input, a constant bias of one row or none) or
-// MatMul, with a constant 2-D weight.
+// MatMul of an input of known rank >= 2, with a constant 2-D weight.
 bool batchable(const ir::Graph& g, const ir::Node& n) {
   if (n.owner() != &g || n.num_outputs() != 1 || n.num_inputs() < 2 || !n.input(0)) return false;
   const Tensor* w = constant_value(n.input(1));
@@ -50,7 +51,9 @@ bool batchable(const ir::Graph& g, const ir::Node& n) {
     if (c && (!ct || (ct->rank() == 2 && ct->shape()[0] != 1) || ct->rank() > 2)) return false;
     return n.attr_int("transA", 0) == 0 && static_rank(n.input(0)) == 2;
   }
-  return is_op(&n, "MatMul") && n.num_inputs() == 2;
+  // A 1-D row (Gather of a 2-D S) would concatenate into one longer vector, not into rows.
+  const std::optional<int> rank = static_rank(n.input(0));
+  return is_op(&n, "MatMul") && n.num_inputs() == 2 && rank && *rank >= 2;
 }
 
 class SharedWeightBatchingOptimizations final : public Pass {

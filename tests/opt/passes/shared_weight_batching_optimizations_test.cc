@@ -70,10 +70,15 @@ TEST(SharedWeightBatchingOptimizations, KeepsProductsItCannotBatch) {
     ys.push_back(b.op("Gemm", {step(b, s, 0), w3}, {attr_i("transB", 1)}));
     ys.push_back(b.op("Gemm", {step(b, s, 1), w3}, {attr_i("transB", 1), attr_f("alpha", 2.f)}));
     b.output(b.op("Sum", ys));
+    // Rows of one element each (Gather of a 2-D S gives a vector): a Concat would make one long vector.
+    ir::Value* s2 = b.input("s2", {2, 8});
+    ir::Value* w4 = b.constant("w4", random_f32({8, 3}, 13));
+    b.output(b.op("Add", {b.op("MatMul", {step(b, s2, 0), w4}), b.op("MatMul", {step(b, s2, 1), w4})}));
     return b.model();
   };
   PassCheck r = check_pass(kPasses, build,
-                           {{"s", Datum::tensor(random_f32({2, 2, 8}, 12))}, {"i", Datum::tensor(i64({1}, {}))}});
+                           {{"s", Datum::tensor(random_f32({2, 2, 8}, 12))}, {"i", Datum::tensor(i64({1}, {}))},
+                            {"s2", Datum::tensor(random_f32({2, 8}, 14))}});
   EXPECT_EQ(r.report.rewrites_of("SharedWeightBatchingOptimizations"), 0);
 }
 
