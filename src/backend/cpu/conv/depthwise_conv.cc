@@ -9,6 +9,7 @@
 
 #include "backend/cpu/conv/depthwise_kernels.h"
 #include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/conv/thread_scratch.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/threading/thread_pool.h"
 
@@ -17,15 +18,6 @@ namespace {
 
 const dw::Kernels& active_kernels() {
   return simd::active_level(dw::avx512_kernels(), dw::avx2_kernels(), *dw::scalar_kernels());
-}
-
-// The calling thread's padded-row scratch, at least `floats` long: grown on a thread's first call
-// after a larger convolution, never in steady state. One per thread, shared by every convolution
-// (a thread runs one chunk at a time).
-float* thread_rows(size_t floats) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < floats) buf.resize(floats);
-  return buf.data();
 }
 
 // W [C][KH][KW] -> [C/16][KH][KW][16].
@@ -74,7 +66,7 @@ template <typename F>
 void DepthwiseConv::Impl::nchw_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows,
                                      size_t scratch, const float* x, const float* w, const float* b, const float* r,
                                      float* y) const {
-  float* padded = thread_rows(scratch);
+  float* padded = conv_thread_scratch(scratch);
   for (int64_t i = i0; i < i1; ++i) {
     const int64_t plane = i / bands, oh0 = i % bands * band_rows, oh1 = std::min(g.OH, oh0 + band_rows);
     if (oh0 >= oh1) continue;

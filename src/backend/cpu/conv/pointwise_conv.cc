@@ -8,6 +8,7 @@
 
 #include "backend/cpu/conv/pointwise_kernels.h"
 #include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/conv/thread_scratch.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/tensor/transpose_tile.h"
 #include "backend/cpu/threading/thread_pool.h"
@@ -17,14 +18,6 @@ namespace {
 
 const pw::Kernels& active_kernels() {
   return simd::active_level(pw::avx512_kernels(), pw::avx2_kernels(), *pw::scalar_kernels());
-}
-
-// The calling thread's chunk buffer for a blocked Y, at least `floats` long: grown on a thread's first
-// call after a larger convolution, never in steady state.
-float* thread_chunk(size_t floats) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < floats) buf.resize(floats);
-  return buf.data();
 }
 
 // How the pool splits one convolution: chunks of `cols` columns (positions) and, when there are too
@@ -72,7 +65,7 @@ void run_pointwise(const ConvPlan& p, const FusedActivation& act, bool blocked_y
       const float* rn = r ? r + (n * M + m0) * P + j0 : nullptr;
       float* yn = y + (n * M + m0) * P;  // the part's first channel (NCHW row, or blocked block)
       // The chunk's rows: in y (NCHW) or in the thread's buffer (blocked Y), row stride ld.
-      float* t = blocked_y ? thread_chunk(static_cast<size_t>(rows * cnt)) : yn + j0;
+      float* t = blocked_y ? conv_thread_scratch(static_cast<size_t>(rows * cnt)) : yn + j0;
       const int64_t ld = blocked_y ? cnt : P;
       k.cols(w + m0 * C, b ? b + m0 : nullptr, rows, C, xn, P, t, ld, cnt);
       if (epilogue)
