@@ -5,6 +5,7 @@
 
 #include "ir/lift_subgraph.h"
 #include "obs/diagnostics.h"
+#include "obs/log.h"
 #include "runtime/session.h"
 
 namespace sdx::runtime {
@@ -44,9 +45,10 @@ class BodySession final : public SubgraphBody {
     const uint64_t fresh = rep.call_count == 1 ? new_plans_.fetch_add(1, std::memory_order_relaxed) + 1
                                                : new_plans_.load(std::memory_order_relaxed);
     if (calls >= kChurnWindow && 2 * fresh > calls && !interpreted_.exchange(true, std::memory_order_relaxed)) {
-      if (session_->options().log_level >= 2)
-        std::fprintf(stderr, "sdx: %s: input shapes changed on %llu of %llu calls; interpreting it from now on\n",
-                     where_.c_str(), static_cast<unsigned long long>(fresh), static_cast<unsigned long long>(calls));
+      obs::log_for(session_->options().log_level, obs::LogSeverity::kInfo, "plan", [&] {
+        return where_ + ": input shapes changed on " + std::to_string(fresh) + " of " + std::to_string(calls) +
+               " calls; interpreting it from now on";
+      });
       obs::Diagnostics::global().record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary,
                                              "SUBGRAPH_INTERPRETED", [&] {
                                                return where_ + ": input shapes changed on " + std::to_string(fresh) +
@@ -72,7 +74,8 @@ std::unique_ptr<SubgraphBody> BodySessionCompiler::compile(const ir::Graph& body
   const std::string where = "subgraph '" + body.name() + "' of " + owner.describe();
   auto interpreted = [&](const Status& why) -> std::unique_ptr<SubgraphBody> {
     interpreted_.push_back(where + ": " + why.message());
-    if (options_.log_level >= 2) std::fprintf(stderr, "sdx: %s stays interpreted: %s\n", where.c_str(), why.message().c_str());
+    obs::log_for(options_.log_level, obs::LogSeverity::kInfo, "plan",
+                 [&] { return where + " stays interpreted: " + why.message(); });
     obs::Diagnostics::global().record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary,
                                            "SUBGRAPH_INTERPRETED", [&] { return where + ": " + why.message(); });
     return nullptr;
@@ -91,12 +94,12 @@ std::unique_ptr<SubgraphBody> BodySessionCompiler::compile(const ir::Graph& body
   Result<std::unique_ptr<Session>> session = Session::create_body(std::move(model), options);
   if (!session.is_ok()) return interpreted(session.status());
   for (const ir::Value* v : lifted.value().constants) constants_.insert(v);
-  if (options_.log_level >= 3) {
+  obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "plan", [&] {
     std::string inputs;
     for (const ir::Value* v : lifted.value().captured) inputs += " '" + v->name() + "' " + v->type().to_string();
-    std::fprintf(stderr, "sdx: %s runs as a plan of its own; outer values fed per call:%s; %zu outer constants\n",
-                 where.c_str(), inputs.c_str(), lifted.value().constants.size());
-  }
+    return where + " runs as a plan of its own; outer values fed per call:" + inputs + "; " +
+           std::to_string(lifted.value().constants.size()) + " outer constants";
+  });
   return std::make_unique<BodySession>(std::move(session).value(), std::move(lifted).value(), where);
 }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 
 #include "backend/cpu/jit/jit_engine.h"
 #include "obs/diagnostics.h"
+#include "obs/log.h"
 #include "runtime/body_session.h"
 #include "runtime/compile_model.h"
 
@@ -39,7 +39,7 @@ Status Session::init() {
   const ModeResolution mode = resolve_execution_mode(options_.execution_mode);
   if (!mode.reason.empty()) {
     // Asked for a mode this machine cannot run: say so once per session (the report carries it on every call).
-    if (options_.log_level >= 1) std::fprintf(stderr, "sdx: warning: execution mode %s\n", mode.reason.c_str());
+    obs::log_for(options_.log_level, obs::LogSeverity::kWarning, "session", [&] { return "execution mode " + mode.reason; });
     obs::Diagnostics::global().record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary, "MODE_FALLBACK",
                                            [&] { return mode.reason; });
   }
@@ -87,6 +87,12 @@ Status Session::init() {
                                                           .threads = threads_.get(),
                                                           .optimization = &optimization_,
                                                           .on_captured = &on_captured_});
+  obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "session", [&] {
+    return "graph '" + model_.graph->name() + "': " + std::to_string(optimization_.nodes_after) + " nodes (" +
+           std::to_string(optimization_.nodes_before) + " before the optimizer), " + std::to_string(inputs_.size()) +
+           " inputs, " + std::to_string(outputs_.size()) + " outputs, mode " + execution_mode_name(mode.used) + ", " +
+           std::to_string(threads) + " threads";
+  });
   return Status::ok();
 }
 
