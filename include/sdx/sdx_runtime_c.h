@@ -103,7 +103,8 @@ typedef enum sdx_status_t {
   SDX_STATUS_DATA_LOSS = 7,           /* a corrupt or truncated model */
   SDX_STATUS_IO_ERROR = 8,            /* a file could not be read */
   SDX_STATUS_INTERNAL = 9,            /* a bug in sdx */
-  SDX_STATUS_INVALID_GRAPH = 10       /* the model breaks a structural rule of the ONNX IR spec */
+  SDX_STATUS_INVALID_GRAPH = 10,      /* the model breaks a structural rule of the ONNX IR spec */
+  SDX_STATUS_CANCELLED = 11           /* a run stopped because its terminate flag was set */
 } sdx_status_t;
 
 /* Element types; the values are the ONNX TensorProto.DataType codes. */

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,6 +102,10 @@ class RunContext {
   Value output(size_t i) const;
   // The phase of the plan the last run used, as an sdx_plan_phase_t id (WARMUP = 0 ... REPLAYING = 3).
   int32_t plan_phase_id() const;
+  // Runs on this context stop between two steps, with StatusCode::kCancelled, once *flag is true (another
+  // thread may set it; its release store pairs with the run's acquire loads). Null: never. The flag stays
+  // the caller's and must outlive the runs it governs.
+  void set_terminate_flag(const std::atomic<bool>* flag);
 
   struct Impl;
 
@@ -137,8 +142,9 @@ class Session {
   // Runs the model on named inputs. Empty `output_names` = all outputs. Inputs are checked by name,
   // element type, rank and fixed dims; errors name the input and what was expected. Outputs own their
   // storage (or share it with a borrowed input they alias: see Value::borrows).
+  // `terminate`: as RunContext::set_terminate_flag, for this call.
   Result<std::vector<Value>> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
-                                 RunReport* report = nullptr) const;
+                                 RunReport* report = nullptr, const std::atomic<bool>* terminate = nullptr) const;
 
   // The positional path. A new context; or one from the session's pool, given back with release_context.
   std::unique_ptr<RunContext> create_context() const;

@@ -27,6 +27,7 @@ enum class StatusCode : int {
   kIoError = 8,
   kInternal = 9,
   kInvalidGraph = 10,  // a model that breaks a structural rule of the ONNX IR spec (the verifier's gate)
+  kCancelled = 11,     // the caller asked a run to stop (a terminate flag) and it stopped between two steps
 };
 
 const char* status_code_name(StatusCode code);

@@ -32,6 +32,7 @@ struct Value::Impl {
 
 struct RunContext::Impl {
   std::unique_ptr<runtime::Context> ctx;
+  const std::atomic<bool>* terminate = nullptr;  // set_terminate_flag's
 };
 
 struct Session::Impl {

@@ -9,6 +9,7 @@
 #include "backend/cpu/threading/thread_pool.h"
 #include "runtime/execution_mode.h"
 #include "runtime/plan_phase.h"
+#include "runtime/run_control.h"
 
 namespace sdx {
 
@@ -83,6 +84,8 @@ Value RunContext::output(size_t i) const { return api::value_of(impl_->ctx->outp
 
 int32_t RunContext::plan_phase_id() const { return static_cast<int32_t>(impl_->ctx->phase()); }
 
+void RunContext::set_terminate_flag(const std::atomic<bool>* flag) { impl_->terminate = flag; }
+
 // ---- Session ----
 
 Session::Impl::~Impl() {
@@ -135,7 +138,8 @@ bool Session::has_value(std::string_view name) const {
 }
 
 Result<std::vector<Value>> Session::run(const Feeds& feeds, const std::vector<std::string>& output_names,
-                                        RunReport* report) const {
+                                        RunReport* report, const std::atomic<bool>* terminate) const {
+  runtime::TerminateScope stop(terminate);
   std::vector<std::pair<std::string, Datum>> cfeeds;
   cfeeds.reserve(feeds.size());
   for (const auto& [name, v] : feeds) cfeeds.emplace_back(name, api::datum_of(v));
@@ -169,6 +173,7 @@ std::unique_ptr<RunContext> Session::acquire_context() const {
 
 void Session::release_context(std::unique_ptr<RunContext> ctx) const {
   if (!ctx) return;
+  ctx->impl_->terminate = nullptr;  // the flag was its last user's
   RunContext* expected = nullptr;
   if (impl_->cached.compare_exchange_strong(expected, ctx.get(), std::memory_order_release,
                                             std::memory_order_relaxed)) {
@@ -181,6 +186,7 @@ void Session::release_context(std::unique_ptr<RunContext> ctx) const {
 
 Status Session::run(RunContext& ctx, const TensorView* inputs, size_t num_inputs, const std::vector<int>& outputs,
                     RunReport* report) const {
+  runtime::TerminateScope stop(ctx.impl_->terminate);
   if (!report) return impl_->session->run(*ctx.impl_->ctx, inputs, num_inputs, outputs, nullptr);
   runtime::ExecutionReport rep;
   Status s = impl_->session->run(*ctx.impl_->ctx, inputs, num_inputs, outputs, &rep);

@@ -18,6 +18,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIoError: return "IoError";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kInvalidGraph: return "InvalidGraph";
+    case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
 }

@@ -10,6 +10,7 @@
 #include "obs/op_timing_tracker.h"
 #include "obs/test_slowdown.h"
 #include "plan/plan.h"
+#include "runtime/run_control.h"
 #include "runtime/step_profile.h"
 
 namespace sdx::runtime {
@@ -218,7 +219,10 @@ Status GraphExecutor::run(Frame& frame, const plan::Plan& plan) const {
   for (const auto& v : graph_->values())
     if (v->is_initializer() && frame.slots[static_cast<size_t>(v->index())].is_empty())
       frame.slots[static_cast<size_t>(v->index())] = Datum::tensor(v->initializer());
+  const std::atomic<bool>* stop = current_terminate_flag();
   for (size_t step = 0; step < plan.steps().size(); ++step) {
+    if (terminate_requested(stop)) [[unlikely]]
+      return terminated_status();
     SDX_RETURN_IF_ERROR(run_step(plan, static_cast<int>(step), frame), "");
     if (frame.observer) frame.observer->on_step(static_cast<int>(step), *plan.steps()[step].node, frame);
     // The frame is indexed by value (outer-scope reads resolve by value).

@@ -14,6 +14,7 @@
 #include "obs/op_timing_tracker.h"
 #include "obs/test_slowdown.h"
 #include "runtime/jit_plan.h"
+#include "runtime/run_control.h"
 
 namespace sdx::runtime {
 
@@ -611,13 +612,18 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
   *diverged = false;
   copy_inputs(args);
   if (!armed_.empty() && segment_resolved()) return replay_swapping(diverged);
+  const std::atomic<bool>* stop = current_terminate_flag();
   if (!groups_.empty()) {
     for (const Group& g : groups_) {
+      if (terminate_requested(stop)) [[unlikely]]
+        return terminated_status();
       if (g.concurrent) {
         SDX_RETURN_IF_ERROR(run_concurrent(g.begin, g.end), "");
         continue;
       }
       for (uint32_t i = g.begin; i < g.end; ++i) {
+        if (i != g.begin && terminate_requested(stop)) [[unlikely]]
+          return terminated_status();
         SDX_RETURN_IF_ERROR(run_op(ops_[i], diverged), "");
         if (*diverged) return Status::ok();
       }
@@ -625,6 +631,8 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
     return Status::ok();
   }
   for (const Op& op : ops_) {
+    if (terminate_requested(stop)) [[unlikely]]
+      return terminated_status();
     SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
     if (*diverged) return Status::ok();
   }
