@@ -116,6 +116,20 @@ class RunContext {
   friend struct SessionAccess;
 };
 
+// What a caller changes in an ONNX model as it loads (onnxruntime's SessionOptions: free dimension
+// overrides, add_initializer / add_external_initializers, add_external_initializers_from_files_in_memory).
+// Everything is read during load() only: the session keeps copies. A model loaded with overrides skips
+// the disk plan cache; a bundle refuses them.
+struct ModelOverrides {
+  // Symbolic dims of graph inputs/outputs fixed by their dim_param name, or by their denotation.
+  std::vector<std::pair<std::string, int64_t>> free_dims_by_name, free_dims_by_denotation;
+  // Initializers of the main graph replaced by name (same element type and shape as the model's); also how
+  // to supply an initializer whose external data the model cannot reach.
+  std::vector<std::pair<std::string, TensorView>> initializers;
+  // External data files by the location the model's tensors give, instead of files beside the model.
+  std::vector<std::pair<std::string, std::string_view>> external_files;
+};
+
 class Session {
  public:
   using Feeds = std::vector<std::pair<std::string, Value>>;
@@ -125,6 +139,10 @@ class Session {
   static Result<Session> load(const std::string& path, const SessionOptions& options = {});
   // An ONNX model's bytes (no external data), or a bundle's.
   static Result<Session> load_bytes(std::string_view bytes, const SessionOptions& options = {});
+  // The same, with the model changed as it loads.
+  static Result<Session> load(const std::string& path, const SessionOptions& options, const ModelOverrides& overrides);
+  static Result<Session> load_bytes(std::string_view bytes, const SessionOptions& options,
+                                    const ModelOverrides& overrides);
 
   ~Session();
   Session(Session&& other) noexcept;

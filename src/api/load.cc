@@ -33,7 +33,15 @@ void diag(const char* event, F&& detail) {
 // (plan_disk_cache.h): its entry when there is a sound one, else the model, compiled as usual. Either way
 // the session persists the plans it captures (unless the model reads files beside it).
 Result<std::unique_ptr<runtime::Session>> load_onnx(std::string_view bytes, const std::string& base_dir,
-                                                    const std::string& path, runtime::SessionOptions options) {
+                                                    const std::string& path, runtime::SessionOptions options,
+                                                    const LoadEdits* edits = nullptr) {
+  if (edits && !edits->empty()) {  // no disk cache: its key does not cover the edits
+    SDX_ASSIGN_OR_RETURN(ir::Model model,
+                         onnx::load_model_bytes(bytes, onnx::ExternalData{base_dir, {}, nullptr, &edits->files}, &edits->model),
+                         "");
+    model.path = path;
+    return runtime::Session::create(std::move(model), std::move(options));
+  }
   // The options as the session will see them (SDX_* variables applied), which the key must reflect.
   SDX_ASSIGN_OR_RETURN(runtime::SessionOptions effective, runtime::SessionOptions::from_env(options), "session options");
   std::shared_ptr<PlanDiskCache> cache = PlanDiskCache::open(effective);
@@ -67,8 +75,12 @@ Result<std::unique_ptr<runtime::Session>> load_onnx(std::string_view bytes, cons
 
 }  // namespace
 
-Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& path, runtime::SessionOptions options) {
+Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& path, runtime::SessionOptions options,
+                                                            const LoadEdits* edits) {
   if (is_bundle_file(path)) {
+    if (edits && !edits->empty())
+      return invalid_argument("bundle '" + path + "': free dimension overrides, initializers and in-memory files apply "
+                              "to ONNX models, and a bundle's graph is already compiled");
     SDX_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path), "");
     const std::string_view bytes = file->bytes();
     auto s = load_bundle(bytes, std::move(file), std::move(options));
@@ -76,8 +88,10 @@ Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& p
     return s;
   }
   Result<runtime::SessionOptions> effective = runtime::SessionOptions::from_env(options);
+  const bool edited = edits && !edits->empty();
   Result<std::shared_ptr<MappedFile>> file =
-      effective.is_ok() && effective->disk_plan_cache ? MappedFile::open(path) : not_found("");
+      effective.is_ok() && (effective->disk_plan_cache || edited) ? MappedFile::open(path) : not_found("");
+  if (!file.is_ok() && edited) return file.status().with_context("model '" + path + "'");
   if (!file.is_ok()) {  // no cache, or a file that cannot be mapped: the loader reads it (and says why not)
     SDX_ASSIGN_OR_RETURN(ir::Model model, onnx::load_model_file(path), "");
     auto s = runtime::Session::create(std::move(model), std::move(options));
@@ -86,14 +100,20 @@ Result<std::unique_ptr<runtime::Session>> load_session_file(const std::string& p
   }
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/'));
   if (dir.empty()) dir = "/";
-  auto s = load_onnx(file.value()->bytes(), dir, path, std::move(options));
+  auto s = load_onnx(file.value()->bytes(), dir, path, std::move(options), edits);
   if (!s.is_ok()) return s.status().with_context("model '" + path + "'");
   return s;
 }
 
-Result<std::unique_ptr<runtime::Session>> load_session_bytes(const std::string& bytes, runtime::SessionOptions options) {
-  if (bundle::looks_like_bundle(bytes)) return load_bundle(bytes, std::move(options));
-  return load_onnx(bytes, "", "", std::move(options));
+Result<std::unique_ptr<runtime::Session>> load_session_bytes(const std::string& bytes, runtime::SessionOptions options,
+                                                             const LoadEdits* edits) {
+  if (bundle::looks_like_bundle(bytes)) {
+    if (edits && !edits->empty())
+      return invalid_argument("free dimension overrides, initializers and in-memory files apply to ONNX models, not "
+                              "to an sdx bundle");
+    return load_bundle(bytes, std::move(options));
+  }
+  return load_onnx(bytes, "", "", std::move(options), edits);
 }
 
 Result<ir::Model> load_model_file(const std::string& path) {

@@ -118,6 +118,43 @@ Result<Session> Session::load_bytes(std::string_view bytes, const SessionOptions
   return SessionAccess::make(std::move(s));
 }
 
+namespace {
+
+Result<api::LoadEdits> load_edits(const ModelOverrides& o) {
+  api::LoadEdits e;
+  for (const auto& [name, v] : o.free_dims_by_name) e.model.free_dims.push_back({false, name, v});
+  for (const auto& [name, v] : o.free_dims_by_denotation) e.model.free_dims.push_back({true, name, v});
+  for (const auto& [name, view] : o.initializers) {
+    SDX_ASSIGN_OR_RETURN(Value v, Value::borrow(view), "initializer '" + name + "'");
+    SDX_ASSIGN_OR_RETURN(Value owned, v.owned(), "initializer '" + name + "'");
+    const Datum& d = api::datum_of(owned);
+    if (!d.is_tensor()) return invalid_argument("initializer '" + name + "' must be a dense tensor");
+    if (!e.model.initializers.emplace(name, d.as_tensor()).second)
+      return invalid_argument("initializer '" + name + "' is supplied twice");
+  }
+  for (const auto& [location, bytes] : o.external_files)
+    if (!e.files.emplace(location, bytes).second)
+      return invalid_argument("external file '" + location + "' is supplied twice");
+  return e;
+}
+
+}  // namespace
+
+Result<Session> Session::load(const std::string& path, const SessionOptions& options, const ModelOverrides& overrides) {
+  SDX_ASSIGN_OR_RETURN(api::LoadEdits edits, load_edits(overrides), "");
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s,
+                       api::load_session_file(path, api::engine_options(options), &edits), "");
+  return SessionAccess::make(std::move(s));
+}
+
+Result<Session> Session::load_bytes(std::string_view bytes, const SessionOptions& options,
+                                    const ModelOverrides& overrides) {
+  SDX_ASSIGN_OR_RETURN(api::LoadEdits edits, load_edits(overrides), "");
+  SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s,
+                       api::load_session_bytes(std::string(bytes), api::engine_options(options), &edits), "");
+  return SessionAccess::make(std::move(s));
+}
+
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "frontend/onnx/tensor_proto.h"
@@ -55,7 +56,17 @@ Result<ir::TypeInfo> type_from_proto(const sdx_onnx::TypeProto& tp) {
 
 class Importer {
  public:
-  Importer(const ExternalData& external, const std::map<std::string, int>& opsets) : external_(external), opsets_(opsets) {}
+  Importer(const ExternalData& external, const std::map<std::string, int>& opsets,
+           const std::map<std::string, Tensor>* replaced)
+      : external_(external), replaced_(replaced), opsets_(opsets) {}
+  // Replaced initializers the main graph does not have (an error).
+  std::vector<std::string> unused_replacements() const {
+    std::vector<std::string> out;
+    if (replaced_)
+      for (const auto& [name, t] : *replaced_)
+        if (!used_.count(name)) out.push_back(name);
+    return out;
+  }
   // Whether a tensor was read from a file (external data not in the in-memory blob).
   bool read_files() const { return read_files_; }
 
@@ -71,6 +82,11 @@ class Importer {
     }
     for (const auto& tp : gp.initializer()) {
       if (tp.name().empty()) return invalid_argument(where + ": an initializer has no name");
+      if (const Tensor* r = replacement(tp)) {
+        SDX_RETURN_IF_ERROR(check_replacement(tp, *r), where + " initializer '" + tp.name() + "'");
+        g.add_initializer(tp.name(), *r);
+        continue;
+      }
       SDX_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_), where + " initializer '" + tp.name() + "'");
       note_external(tp);
       g.add_initializer(tp.name(), std::move(t));
@@ -187,7 +203,25 @@ class Importer {
 
  private:
   const ExternalData& external_;
+  const std::map<std::string, Tensor>* replaced_;  // the main graph's replaced initializers, or null
+  std::set<std::string> used_;
   bool read_files_ = false;
+  const Tensor* replacement(const sdx_onnx::TensorProto& tp) {
+    if (!replaced_ || depth_ != 0) return nullptr;
+    auto it = replaced_->find(tp.name());
+    if (it == replaced_->end()) return nullptr;
+    used_.insert(tp.name());
+    return &it->second;
+  }
+  static Status check_replacement(const sdx_onnx::TensorProto& tp, const Tensor& r) {
+    auto dt = dtype_from_onnx(tp.data_type());
+    std::vector<int64_t> dims(tp.dims().begin(), tp.dims().end());
+    if (!dt || *dt != r.dtype() || dims != r.shape().dims())
+      return invalid_argument("the value supplied for it is " + std::string(dtype_name(r.dtype())) + r.shape().to_string() +
+                              " but the model declares " + (dt ? dtype_name(*dt) : std::string("an unknown type")) +
+                              dims_to_string(dims));
+    return Status::ok();
+  }
   void note_external(const sdx_onnx::TensorProto& tp) {
     if (tp.data_location() != sdx_onnx::TensorProto::EXTERNAL) return;
     for (const auto& kv : tp.external_data())
@@ -206,7 +240,7 @@ Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& 
   return load_model_bytes(std::string_view(bytes), ExternalData{base_dir, {}, nullptr});
 }
 
-Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external) {
+Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external, const ModelEdits* edits) {
   if (bytes.empty()) return invalid_argument("model is empty (0 bytes)");
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     return invalid_argument("model is " + std::to_string(bytes.size()) +
@@ -215,6 +249,7 @@ Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& e
   if (!mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return data_loss("not a valid ONNX model: the protobuf could not be parsed (truncated or corrupt file?)");
   if (!mp.has_graph()) return invalid_argument("not a valid ONNX model: it has no graph");
+  if (edits) SDX_RETURN_IF_ERROR(apply_free_dims(mp, edits->free_dims), "");
   const int64_t newest_ir = ir::onnx_limits().ir_version;
   if (mp.ir_version() < 1 || mp.ir_version() > newest_ir)
     return invalid_graph("unsupported ir_version " + std::to_string(mp.ir_version()) + ": sdx reads IR versions 1 to " +
@@ -237,8 +272,11 @@ Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& e
   }
   if (mp.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models have no opset import
   model.graph = std::make_shared<ir::Graph>(mp.graph().name());
-  Importer importer(external, model.opsets);
+  Importer importer(external, model.opsets, edits && !edits->initializers.empty() ? &edits->initializers : nullptr);
   SDX_RETURN_IF_ERROR(importer.import_graph(mp.graph(), *model.graph), "");
+  if (std::vector<std::string> unused = importer.unused_replacements(); !unused.empty())
+    return invalid_argument("an initializer was supplied for '" + unused.front() + "', but graph '" + mp.graph().name() +
+                            "' has no initializer of that name");
   model.reads_external_files = importer.read_files();
   return model;
 }

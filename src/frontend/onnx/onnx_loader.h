@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "frontend/onnx/model_edits.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/graph.h"
 
@@ -20,7 +21,9 @@ namespace sdx::onnx {
 Result<ir::Model> load_model_file(const std::string& path);
 // base_dir is where external data is looked up ("" forbids external data).
 Result<ir::Model> load_model_bytes(const std::string& bytes, const std::string& base_dir = "");
-// external: where external data comes from, files or an in-memory blob (tensor_proto.h).
-Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external);
+// external: where external data comes from, files or an in-memory blob (tensor_proto.h); edits: what the
+// caller changes as it loads (model_edits.h), or null.
+Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& external,
+                                   const ModelEdits* edits = nullptr);
 
 }  // namespace sdx::onnx

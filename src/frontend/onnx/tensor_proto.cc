@@ -86,6 +86,18 @@ Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const Exter
       return data_loss("tensor '" + name + "': external data length " + std::to_string(length) + " but dims " +
                        shape.to_string() + " of " + dtype_name(dtype) + " need " + std::to_string(want_bytes) + " bytes");
     if (location == kBlobLocation) return borrow_from_blob(name, dtype, std::move(shape), external, offset, want_bytes);
+    if (external.files) {
+      if (auto f = external.files->find(location); f != external.files->end()) {
+        const std::string_view file = f->second;
+        if (offset < 0 || static_cast<uint64_t>(offset) > file.size() || file.size() - static_cast<size_t>(offset) < want_bytes)
+          return data_loss("tensor '" + name + "': external data at offset " + std::to_string(offset) + " of " +
+                           std::to_string(want_bytes) + " bytes lies outside the in-memory file '" + location + "' (" +
+                           std::to_string(file.size()) + " bytes)");
+        SDX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape), "tensor '" + name + "'");
+        if (want_bytes) std::memcpy(t.raw_data(), file.data() + offset, want_bytes);
+        return t;
+      }
+    }
     SDX_ASSIGN_OR_RETURN(std::string bytes, read_external_data(base_dir, location, offset,
                                                                length >= 0 ? length : static_cast<int64_t>(want_bytes)),
                          "tensor '" + name + "'");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct ExternalData {
   std::string base_dir;
   std::string_view blob;
   std::shared_ptr<void> blob_owner;
+  // External data files supplied from memory by location (onnxruntime's
+  // add_external_initializers_from_files_in_memory): looked up before base_dir, copied out while loading.
+  const std::map<std::string, std::string_view>* files = nullptr;
 };
 
 Result<Tensor> tensor_from_proto(const sdx_onnx::TensorProto& proto, const ExternalData& external);
