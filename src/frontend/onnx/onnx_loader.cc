@@ -1,10 +1,13 @@
 #include "frontend/onnx/onnx_loader.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "frontend/onnx/external_data.h"
+#include "frontend/onnx/onnx_writer.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/onnx_signature.h"
 #include "sdx_onnx.pb.h"
@@ -278,6 +281,18 @@ Result<ir::Model> load_model_bytes(std::string_view bytes, const ExternalData& e
     return invalid_argument("an initializer was supplied for '" + unused.front() + "', but graph '" + mp.graph().name() +
                             "' has no initializer of that name");
   model.reads_external_files = importer.read_files();
+  if (auto it = model.metadata.find(kNodeOpsetsKey); it != model.metadata.end()) {  // written by save_model
+    std::vector<int> opsets;
+    for (size_t pos = 0; pos < it->second.size();) {
+      const size_t end = std::min(it->second.find(',', pos), it->second.size());
+      SDX_ASSIGN_OR_RETURN(int64_t v, parse_external_data_number(it->second.substr(pos, end - pos)),
+                           std::string("metadata '") + kNodeOpsetsKey + "'");
+      opsets.push_back(static_cast<int>(std::min<int64_t>(v, INT32_MAX)));
+      pos = end + 1;
+    }
+    model.metadata.erase(it);
+    SDX_RETURN_IF_ERROR(apply_node_opsets(model, opsets), std::string("metadata '") + kNodeOpsetsKey + "'");
+  }
   return model;
 }
 

@@ -56,14 +56,14 @@ Status write_tensor(const Tensor& t, const std::string& name, sdx_onnx::TensorPr
 }
 
 // Appends an initializer's bytes to the blob, 64-byte aligned, and points its proto there.
-void write_to_blob(const Tensor& t, sdx_onnx::TensorProto* p, std::string* blob) {
+void write_to_blob(const Tensor& t, sdx_onnx::TensorProto* p, std::string* blob, const std::string& location) {
   const size_t bytes = dtype_storage_bytes(t.dtype(), t.numel());
   const size_t offset = (blob->size() + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment;
   blob->resize(offset);
   blob->append(static_cast<const char*>(t.raw_data()), bytes);
   p->clear_raw_data();
   p->set_data_location(sdx_onnx::TensorProto::EXTERNAL);
-  for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", kBlobLocation},
+  for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", location},
                              {"offset", std::to_string(offset)}, {"length", std::to_string(bytes)}}) {
     auto* e = p->add_external_data();
     e->set_key(k);
@@ -88,7 +88,7 @@ class Writer {
       auto* tp = gp->add_initializer();
       SDX_RETURN_IF_ERROR(write_tensor(t, v->name(), tp), "");
       if (options_.weights_in_blob && t.dtype() != DType::kString && tp->raw_data().size() >= options_.blob_min_bytes)
-        write_to_blob(t, tp, blob_);
+        write_to_blob(t, tp, blob_, options_.blob_location);
     }
     for (const auto& n : g.nodes())
       if (!n->removed()) SDX_RETURN_IF_ERROR(node(*n, gp->add_node()), "node '" + n->name() + "'");
@@ -184,6 +184,13 @@ Result<SavedModel> save_model(const ir::Model& model, const SaveOptions& options
   }
   Writer w(&saved.node_opsets, options, &saved.blob);
   SDX_RETURN_IF_ERROR(w.graph(*model.graph, mp.mutable_graph()), "writing graph '" + model.graph->name() + "'");
+  if (options.node_opsets_in_metadata) {
+    std::string list;
+    for (int v : saved.node_opsets) list += (list.empty() ? "" : ",") + std::to_string(v);
+    auto* p = mp.add_metadata_props();
+    p->set_key(kNodeOpsetsKey);
+    p->set_value(list);
+  }
   std::map<std::string, int> opsets = model.opsets;
   for (const auto& [domain, version] : w.domains_) opsets.emplace(domain, version);
   for (const auto& [domain, version] : opsets) {

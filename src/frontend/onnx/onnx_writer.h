@@ -25,7 +25,14 @@ struct SaveOptions {
   // them in place; the rest, and every tensor attribute, stay raw_data in the proto.
   bool weights_in_blob = false;
   size_t blob_min_bytes = 256;
+  // The location the blob's tensors name: kBlobLocation inside a bundle, a file name when the blob is written
+  // beside the model as its external data.
+  std::string blob_location = kBlobLocation;
+  // Also record the node opsets in the model's metadata (kNodeOpsetsKey), so that the model file alone
+  // loads back with them (load_model_bytes applies and removes the entry).
+  bool node_opsets_in_metadata = false;
 };
+inline constexpr char kNodeOpsetsKey[] = "sdx.node_opsets";
 inline constexpr size_t kBlobAlignment = 64;
 
 struct SavedModel {
