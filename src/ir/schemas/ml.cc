@@ -1,5 +1,5 @@
 // Schemas for the ONNX-ML domain ("ai.onnx.ml"): LabelEncoder, ArrayFeatureExtractor,
-// Binarizer, TreeEnsemble.
+// Binarizer, TreeEnsemble, TreeEnsembleClassifier, TreeEnsembleRegressor.
 #include "ir/op_schema.h"
 
 namespace sdx::ir {
@@ -84,6 +84,73 @@ SDX_OP_SCHEMA_DOMAIN(TreeEnsemble, kMl)
     .inputs(1, 1)
     .outputs(1, 1)
     .infer(infer_same_as_input(0));
+
+// TreeEnsembleClassifier: labels (int64, or string with classlabels_strings) and float probabilities.
+Status infer_tree_classifier(Node& node) {
+  if (Value* labels = node.output(0); labels && labels->type().kind == TypeInfo::Kind::kUnknown)
+    labels->mutable_type() = TypeInfo::tensor(node.attr("classlabels_strings") ? DType::kString : DType::kInt64);
+  if (Value* probs = node.num_outputs() > 1 ? node.output(1) : nullptr; probs && probs->type().kind == TypeInfo::Kind::kUnknown)
+    probs->mutable_type() = TypeInfo::tensor(DType::kFloat32);
+  return Status::ok();
+}
+
+Status infer_float_output(Node& node) {
+  if (Value* y = node.output(0); y && y->type().kind == TypeInfo::Kind::kUnknown) y->mutable_type() = TypeInfo::tensor(DType::kFloat32);
+  return Status::ok();
+}
+
+SDX_OP_SCHEMA_DOMAIN(TreeEnsembleClassifier, kMl)
+    .attrs({{"base_values", AttrType::kFloats},
+            {"base_values_as_tensor", AttrType::kTensor},
+            {"class_ids", AttrType::kInts},
+            {"class_nodeids", AttrType::kInts},
+            {"class_treeids", AttrType::kInts},
+            {"class_weights", AttrType::kFloats},
+            {"class_weights_as_tensor", AttrType::kTensor},
+            {"classlabels_int64s", AttrType::kInts},
+            {"classlabels_strings", AttrType::kStrings},
+            {"nodes_falsenodeids", AttrType::kInts},
+            {"nodes_featureids", AttrType::kInts},
+            {"nodes_hitrates", AttrType::kFloats},
+            {"nodes_hitrates_as_tensor", AttrType::kTensor},
+            {"nodes_missing_value_tracks_true", AttrType::kInts},
+            {"nodes_modes", AttrType::kStrings},
+            {"nodes_nodeids", AttrType::kInts},
+            {"nodes_treeids", AttrType::kInts},
+            {"nodes_truenodeids", AttrType::kInts},
+            {"nodes_values", AttrType::kFloats},
+            {"nodes_values_as_tensor", AttrType::kTensor},
+            {"post_transform", AttrType::kString}})
+    .category(OpCategory::kOther)
+    .inputs(1, 1)
+    .outputs(2, 2)
+    .infer(infer_tree_classifier);
+SDX_OP_SCHEMA_DOMAIN(TreeEnsembleRegressor, kMl)
+    .attrs({{"aggregate_function", AttrType::kString},
+            {"base_values", AttrType::kFloats},
+            {"base_values_as_tensor", AttrType::kTensor},
+            {"n_targets", AttrType::kInt},
+            {"nodes_falsenodeids", AttrType::kInts},
+            {"nodes_featureids", AttrType::kInts},
+            {"nodes_hitrates", AttrType::kFloats},
+            {"nodes_hitrates_as_tensor", AttrType::kTensor},
+            {"nodes_missing_value_tracks_true", AttrType::kInts},
+            {"nodes_modes", AttrType::kStrings},
+            {"nodes_nodeids", AttrType::kInts},
+            {"nodes_treeids", AttrType::kInts},
+            {"nodes_truenodeids", AttrType::kInts},
+            {"nodes_values", AttrType::kFloats},
+            {"nodes_values_as_tensor", AttrType::kTensor},
+            {"post_transform", AttrType::kString},
+            {"target_ids", AttrType::kInts},
+            {"target_nodeids", AttrType::kInts},
+            {"target_treeids", AttrType::kInts},
+            {"target_weights", AttrType::kFloats},
+            {"target_weights_as_tensor", AttrType::kTensor}})
+    .category(OpCategory::kOther)
+    .inputs(1, 1)
+    .outputs(1, 1)
+    .infer(infer_float_output);
 
 }  // namespace
 }  // namespace sdx::ir

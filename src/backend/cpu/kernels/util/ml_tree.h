@@ -158,8 +158,9 @@ struct TreeModel {
     apply_post_transform(out);
   }
 
-  void apply_post_transform(double* v) const {
-    const int64_t n = n_targets;
+  void apply_post_transform(double* v) const { apply_post(post, v, n_targets); }
+
+  static void apply_post(PostTransform post, double* v, int64_t n) {
     switch (post) {
       case PostTransform::kNone: return;
       case PostTransform::kLogistic:
