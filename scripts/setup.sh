@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what sdx needs (Debian packages + PyPI), then builds and installs the
-# `sdx` Python package and CLI. Safe to re-run: it skips what is already there and
-# rebuilds incrementally (ccache + a persistent build/wheel folder).
+# `sdx` Python package and CLI (distribution "sdx-runtime"). Safe to re-run: it skips what is already
+# there and rebuilds incrementally (ccache + a persistent build/wheel folder). The self-contained release
+# wheel is scripts/build_wheel.sh's.
 #
 #   bash scripts/setup.sh            # build without C++ tests
 #   SDX_BUILD_TESTS=ON bash scripts/setup.sh
@@ -29,6 +30,13 @@ PY=${PYTHON:-python3}
 if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
   log "installing Python packages: $PIP_PACKAGES"
   $PY -m pip install -q --disable-pip-version-check $PIP_PACKAGES
+fi
+
+# The distribution is "sdx-runtime" (the import name stays `sdx`); one installed under the old name "sdx"
+# owns the same files, so it goes first.
+if $PY -m pip show sdx >/dev/null 2>&1; then
+  log "uninstalling the distribution \"sdx\" (now \"sdx-runtime\")"
+  $PY -m pip uninstall -y -q --disable-pip-version-check sdx
 fi
 
 export CCACHE_BASEDIR="$PWD"
