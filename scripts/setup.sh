@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 ONNX_VERSION=1.23.2
 APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev"
-PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard"
+PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers"
 
 log() { echo "[sdx setup] $*" >&2; }
 
@@ -27,7 +27,7 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
+if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard, ml_dtypes, flatbuffers; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
   log "installing Python packages: $PIP_PACKAGES"
   $PY -m pip install -q --disable-pip-version-check $PIP_PACKAGES
 fi

@@ -3,6 +3,10 @@
     import sdx
     sess = sdx.InferenceSession("model.onnx")
     (y,) = sess.run(None, {"x": x})
+
+The module offers onnxruntime's Python API under the same names (InferenceSession, SessionOptions,
+RunOptions, OrtValue, IOBinding, the enums, get_available_providers, ...); code written for onnxruntime
+runs with `import sdx as onnxruntime` (see sdx.capi for its lower-level module names).
 """
 from __future__ import annotations
 
@@ -20,16 +24,58 @@ from ._sdx import (  # noqa: F401  (exception types)
     ResourceExhausted,
     SdxError,
 )
-from ._session import InferenceSession, NodeArg, SessionOptions
+from ._iobinding import SessionIOBinding
+from ._lora import AdapterFormat, LoraAdapter
+from ._module_info import (
+    __version__,
+    disable_telemetry_events,
+    enable_telemetry_events,
+    get_build_info,
+    get_device,
+    get_version_string,
+    set_default_logger_callback,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
+)
+from ._paths import get_cmake_dir, get_include, get_lib_dir
+from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
+from ._ortvalue import (
+    OrtAllocatorType,
+    OrtArenaCfg,
+    OrtDevice,
+    OrtDeviceMemoryType,
+    OrtDeviceVendorId,
+    OrtMemoryInfo,
+    OrtMemoryInfoDeviceType,
+    OrtMemType,
+    OrtSparseFormat,
+    OrtValue,
+    OrtValueVector,
+    SparseTensor,
+    create_and_register_allocator,
+    create_and_register_allocator_v2,
+)
+from ._providers import get_all_providers, get_available_providers
+from ._session import InferenceSession, ModelMetadata, NodeArg
 from .bundle import compile_bundle
 
-__version__ = "0.1.0"
-__all__ = ["InferenceSession", "NodeArg", "SessionOptions", "SdxError", "InvalidArgument", "InvalidGraph", "NotImplemented",
-           "InvalidProtobuf", "NoSuchFile", "get_available_providers", "inspect_model", "compile_bundle"]
+IOBinding = SessionIOBinding
 
-
-def get_available_providers() -> list[str]:
-    return ["CPUExecutionProvider"]
+# `from sdx import *` exports no name that shadows a builtin: sdx.NotImplemented (an exception class)
+# stays reachable as an attribute only.
+__all__ = [
+    "InferenceSession", "NodeArg", "ModelMetadata", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
+    "ExecutionMode", "ExecutionOrder", "OrtValue", "OrtValueVector", "SparseTensor", "OrtDevice", "OrtMemoryInfo",
+    "OrtArenaCfg", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "OrtDeviceVendorId",
+    "OrtMemoryInfoDeviceType", "OrtSparseFormat", "IOBinding", "SessionIOBinding", "AdapterFormat", "LoraAdapter",
+    "SdxError", "Fail", "InvalidArgument", "InvalidGraph", "InvalidProtobuf", "NoSuchFile", "IoError",
+    "OutOfRange", "ResourceExhausted", "FailedPrecondition",
+    "get_available_providers", "get_all_providers", "get_device", "get_version_string", "get_build_info",
+    "set_default_logger_severity", "set_default_logger_verbosity", "set_default_logger_callback",
+    "enable_telemetry_events", "disable_telemetry_events", "create_and_register_allocator",
+    "create_and_register_allocator_v2", "inspect_model", "compile_bundle", "get_include", "get_lib_dir",
+    "get_cmake_dir", "__version__",
+]
 
 
 def inspect_model(path: str) -> dict:

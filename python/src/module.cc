@@ -23,6 +23,7 @@
 #include "sdx/sdx.h"
 // Introspection with no public form yet (see above).
 #include "api/load.h"           // inspect_model: a model's graph without a session
+#include "api/optimized_model.h"  // SessionOptions.optimized_model_filepath
 #include "api/public_access.h"  // the engine behind an sdx::Session
 #include "backend/kernel_registry.h"
 #include "ir/printer.h"
@@ -38,7 +39,7 @@ using namespace sdx;
 
 namespace {
 
-PyObject* g_errors[11] = {};
+PyObject* g_errors[12] = {};  // by StatusCode
 
 using py::raise;
 using py::StatusError;
@@ -76,7 +77,8 @@ std::string dims_to_py_string(const std::vector<int64_t>& dims) {
 
 Status invalid_argument(std::string msg) { return Status(StatusCode::kInvalidArgument, std::move(msg)); }
 
-using ByteArray = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+// Read-only arrays (np.frombuffer, mmap, onnx.numpy_helper) are read in place like writable ones.
+using ByteArray = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 // A tensor from Python: ("tensor", raw uint8 view, dtype name, shape) or ("strings", list, shape).
 Value tensor_from_py(const std::string& name, nb::handle kind_h, nb::handle payload, nb::handle dtype_h, nb::handle shape_h) {
@@ -319,20 +321,54 @@ nb::list session_option_switches() {
   return out;
 }
 
+// sdx::ModelOverrides from SessionOptions._edits(); `dims` holds the initializers' shapes (the views point
+// into it and into the arrays, which the caller's dict keeps alive through load()).
+ModelOverrides overrides_from_py(nb::dict edits, std::vector<std::vector<int64_t>>& dims) {
+  ModelOverrides o;
+  nb::dict inits = nb::cast<nb::dict>(edits["initializers"]);
+  dims.reserve(inits.size());
+  for (auto [k, v] : inits) {
+    const std::string name = nb::cast<std::string>(k);
+    nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> arr;
+    ElementType dt;
+    if (!nb::try_cast(v, arr, false) || !dtype_from_dlpack(arr.dtype(), &dt))
+      raise(invalid_argument("initializer '" + name + "': expected a C-contiguous numeric array"));
+    dims.emplace_back();
+    for (size_t d = 0; d < arr.ndim(); ++d) dims.back().push_back(static_cast<int64_t>(arr.shape(d)));
+    o.initializers.emplace_back(name, TensorView{dt, dims.back().data(), static_cast<int>(arr.ndim()), arr.data()});
+  }
+  for (auto [k, v] : nb::cast<nb::dict>(edits["external_files"])) {
+    nb::bytes b = nb::cast<nb::bytes>(v);
+    o.external_files.emplace_back(nb::cast<std::string>(k), std::string_view(static_cast<const char*>(b.data()), b.size()));
+  }
+  for (nb::handle h : nb::cast<nb::list>(edits["free_dims"])) {
+    nb::tuple t = nb::cast<nb::tuple>(h);
+    auto& list = nb::cast<std::string>(t[0]) == "denotation" ? o.free_dims_by_denotation : o.free_dims_by_name;
+    list.emplace_back(nb::cast<std::string>(t[1]), nb::cast<int64_t>(t[2]));
+  }
+  return o;
+}
+
 class PySession {
  public:
-  PySession(nb::object model, nb::dict options) {
+  // `edits`: None, or {"initializers": {name: C-contiguous array}, "external_files": {location: bytes},
+  // "free_dims": [("name" | "denotation", key, value)]} (sdx.SessionOptions._edits()).
+  PySession(nb::object model, nb::dict options, nb::object edits) {
     SessionOptions opts = options_from_py(options);
+    ModelOverrides overrides;
+    std::vector<std::vector<int64_t>> dims;  // the initializers' shapes, alive through load()
+    if (!edits.is_none()) overrides = overrides_from_py(nb::cast<nb::dict>(edits), dims);
+    const bool edited = !edits.is_none();
     Result<Session> loaded = Status(StatusCode::kInternal, "not loaded");
     if (nb::isinstance<nb::bytes>(model)) {
       nb::bytes b = nb::cast<nb::bytes>(model);
       std::string_view bytes(static_cast<const char*>(b.data()), b.size());
       nb::gil_scoped_release release;
-      loaded = Session::load_bytes(bytes, opts);
+      loaded = edited ? Session::load_bytes(bytes, opts, overrides) : Session::load_bytes(bytes, opts);
     } else {
       std::string path = nb::cast<std::string>(nb::str(model));
       nb::gil_scoped_release release;
-      loaded = Session::load(path, opts);
+      loaded = edited ? Session::load(path, opts, overrides) : Session::load(path, opts);
     }
     session_ = std::make_unique<Session>(unwrap(std::move(loaded)));
     for (const auto& v : session_->inputs()) {
@@ -350,17 +386,17 @@ class PySession {
   // The fast path: one C-contiguous numpy array per input, in order; `outputs` are output
   // positions (empty = all). Returns the outputs as numpy arrays, or None when an argument
   // or an output needs the general path (other element types, non-contiguous arrays, sequences).
-  nb::object run_arrays(nb::list arrays, std::vector<int> outputs, bool want_report) {
+  nb::object run_arrays(nb::list arrays, std::vector<int> outputs, bool want_report, nb::handle terminate) {
     const size_t n = arrays.size();
     if (n > kMaxFastInputs) return nb::none();
     nb::handle items[kMaxFastInputs];
     for (size_t i = 0; i < n; ++i) items[i] = arrays[i];
-    return run_handles(items, n, outputs, want_report);
+    return run_handles(items, n, outputs, want_report, py::terminate_flag(terminate));
   }
 
   // run() of InferenceSession in one call: `feed` a dict holding exactly the model's inputs (all plain
   // tensors), output_names None/empty or output names. None when the general path must take it.
-  nb::object run_feed(nb::handle feed, nb::handle output_names) {
+  nb::object run_feed(nb::handle feed, nb::handle output_names, nb::handle terminate) {
     const size_t n = input_keys_.size();
     if (!positional_ || n > kMaxFastInputs || !PyDict_CheckExact(feed.ptr()) ||
         static_cast<size_t>(PyDict_Size(feed.ptr())) != n)
@@ -385,13 +421,14 @@ class PySession {
         outputs.push_back(static_cast<int>(PyLong_AsLong(pos)));
       }
     }
-    return run_handles(items, n, outputs, false);
+    return run_handles(items, n, outputs, false, py::terminate_flag(terminate));
   }
 
  private:
   static constexpr size_t kMaxFastInputs = 64;
 
-  nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report) {
+  nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report,
+                         const std::atomic<bool>* terminate) {
     // Storage for n arguments only: constructing kMaxFastInputs of each on every call cost more than
     // a small model's whole run.
     alignas(TensorView) unsigned char arg_storage[kMaxFastInputs * sizeof(TensorView)];
@@ -432,6 +469,7 @@ class PySession {
       views.push_back(std::move(view));
     }
     std::unique_ptr<RunContext> ctx = session_->acquire_context();
+    ctx->set_terminate_flag(terminate);
     RunReport report;
     Status st;
     // One GIL release for the run and the copies of the tensor outputs out of the engine's memory
@@ -568,12 +606,13 @@ class PySession {
     return out;
   }
 
-  nb::list run(nb::list feeds, std::vector<std::string> output_names) {
+  nb::list run(nb::list feeds, std::vector<std::string> output_names, nb::handle terminate) {
     Session::Feeds cfeeds = to_feeds(feeds);
+    const std::atomic<bool>* stop = py::terminate_flag(terminate);
     Result<std::vector<Value>> outs = invalid_argument("not run");
     {
       nb::gil_scoped_release release;
-      outs = session_->run(cfeeds, output_names);
+      outs = session_->run(cfeeds, output_names, nullptr, stop);
     }
     std::vector<Value> values = unwrap(std::move(outs));
     nb::list result;
@@ -759,6 +798,26 @@ class PySession {
     return d;
   }
 
+  // The optimized graph as an ONNX file (SessionOptions.optimized_model_filepath); `external_file` ("" none)
+  // takes the initializers of at least min_bytes, beside it.
+  void save_optimized_model(const std::string& path, const std::string& external_file, int64_t min_bytes) {
+    if (min_bytes < 0) raise(invalid_argument("optimized model: the external initializer size threshold is negative"));
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = api::save_optimized_model(engine(), path, {external_file, static_cast<size_t>(min_bytes)});
+    }
+    if (!st.is_ok()) raise(st);
+  }
+
+  // The nodes the session runs, all on the CPU: (domain, op_type, name) in plan order of the main graph.
+  nb::list nodes() const {
+    nb::list out;
+    for (const auto& n : engine().model().graph->nodes())
+      if (!n->removed()) out.append(nb::make_tuple(n->domain(), n->op_type(), n->name()));
+    return out;
+  }
+
   // Initializers that are also graph inputs: callers may feed them to override the stored value.
   nb::list overridable_initializers() const {
     nb::list out;
@@ -856,23 +915,35 @@ NB_MODULE(_sdx, m) {
     g_errors[static_cast<int>(s.code)] = t;
     m.attr(s.name) = nb::handle(t);
   }
+  // A run stopped by RunOptions.terminate: a Fail, as onnxruntime raises it, of its own class.
+  PyObject* cancelled_bases = PyTuple_Pack(1, g_errors[static_cast<int>(StatusCode::kInternal)]);
+  g_errors[static_cast<int>(StatusCode::kCancelled)] = PyErr_NewException("sdx.Cancelled", cancelled_bases, nullptr);
+  Py_DECREF(cancelled_bases);
+  m.attr("Cancelled") = nb::handle(g_errors[static_cast<int>(StatusCode::kCancelled)]);
   g_errors[0] = base;
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const StatusError& e) {
-      PyObject* t = g_errors[static_cast<int>(e.status.code())];
+      const int code = static_cast<int>(e.status.code());
+      PyObject* t = code >= 0 && code < static_cast<int>(std::size(g_errors)) ? g_errors[code] : nullptr;
       PyErr_SetString(t ? t : g_errors[0], e.status.message().c_str());
     }
   });
 
   nb::class_<PySession>(m, "Session")
-      .def(nb::init<nb::object, nb::dict>(), nb::arg("model"), nb::arg("options"))
+      .def(nb::init<nb::object, nb::dict, nb::object>(), nb::arg("model"), nb::arg("options"),
+           nb::arg("edits").none() = nb::none())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
-      .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"))
-      .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"))
-      .def("run_feed", &PySession::run_feed, nb::arg("feed").none(), nb::arg("output_names").none())
+      .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"), nb::arg("terminate").none() = nb::none())
+      .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"),
+           nb::arg("terminate").none() = nb::none())
+      .def("run_feed", &PySession::run_feed, nb::arg("feed").none(), nb::arg("output_names").none(),
+           nb::arg("terminate").none() = nb::none())
+      .def("save_optimized_model", &PySession::save_optimized_model, nb::arg("path"), nb::arg("external_file"),
+           nb::arg("min_bytes"))
+      .def("nodes", &PySession::nodes)
       .def("cache_stats", &PySession::cache_stats)
       .def("optimization_report", &PySession::optimization_report)
       .def("graph_text", &PySession::graph_text)
@@ -885,6 +956,7 @@ NB_MODULE(_sdx, m) {
       .def("overridable_initializers", &PySession::overridable_initializers);
 
   py::bind_obs(m);
+  py::bind_ort(m);
   m.def("inspect_model", &inspect_model, nb::arg("path"));
   m.def("optimizer_passes", [] {
     nb::list out;

@@ -229,6 +229,16 @@ void bind_obs(nb::module_& m) {
     Status s = obs::write_chrome_trace(path, tracker().trace());
     if (!s.is_ok()) raise(s);
   });
+  // The trace mode's executions as (op, node, thread, start_ns, total_ns), start_ns on op_timing_now_ns's
+  // clock (the profiler of InferenceSession(enable_profiling) reads its runs' ops from these).
+  m.def("op_timing_trace", [] {
+    nb::list out;
+    for (const obs::TraceEvent& e : tracker().trace())
+      out.append(nb::make_tuple(e.op ? e.op : "?", e.node ? e.node : "", e.thread, e.start_ns,
+                                e.phase_ns[static_cast<int>(obs::TimingPhase::kTotal)]));
+    return out;
+  });
+  m.def("op_timing_now_ns", [] { return obs::now_ns(); });
 }
 
 }  // namespace sdx::py

@@ -4,6 +4,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <atomic>
 #include <utility>
 
 #include "sdx/status.h"
@@ -24,5 +25,9 @@ T unwrap(Result<T> r) {
 
 // Binding groups defined in their own files.
 void bind_obs(nanobind::module_& m);  // obs_bindings.cc: the op timing tracker
+void bind_ort(nanobind::module_& m);  // ort_bindings.cc: terminate flags, the log sink, build info
+
+// The flag of an sdx._sdx.TerminateFlag (RunOptions.terminate), or null for None.
+const std::atomic<bool>* terminate_flag(nanobind::handle h);
 
 }  // namespace sdx::py
