@@ -7,7 +7,8 @@ result of `measure`, `--compare` tests its `samples_us` against a saved one):
   --int8 / --int8-dynamic) and "onnxruntime" (with --compare-onnxruntime), all with the same thread count;
 * `measure(args)` -> a result dict (JSON-ready): settings, inputs, per-engine latency summary and raw
   samples, ratios to onnxruntime, output accuracy;
-* `print_report(result)` prints it; `cmd_bench(args)` is the CLI entry (exit status).
+* `print_report(result)` prints it; `cmd_bench(args)` is the CLI entry (exit status: 0 ok, 1 a --compare
+  regression; usage errors raise BenchError, which `sdx` reports as one line with exit status 2).
 
 Timing alternates between the engines in blocks of calls, the order rotating each round, in this one
 process, so drift in machine state (frequency, cache, noisy neighbours) hits every engine alike.
@@ -23,6 +24,8 @@ import time
 
 import numpy as np
 
+from ._cli_support import Progress, UsageError, int_at_least
+
 # Relative errors divide by max(|reference|, REL_FLOOR * max|reference|) so that reference values near zero
 # (common after normalizations) do not turn a tiny absolute error into a huge relative one.
 REL_FLOOR = 1e-3
@@ -31,12 +34,17 @@ REL_FLOOR = 1e-3
 SETTLE_S = 0.1
 
 
-class BenchError(Exception):
-    """A usage problem reported as one line and a non-zero exit (e.g. onnxruntime missing)."""
+class BenchError(UsageError):
+    """A usage problem reported as one line and exit status 2 (e.g. onnxruntime missing)."""
+
+
+# Off while the result goes to stdout as JSON (--json -): then stderr carries only errors.
+_SHOW_PROGRESS = [True]
 
 
 def _progress(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    if _SHOW_PROGRESS[0]:
+        print(msg, file=sys.stderr, flush=True)
 
 
 def summarize(ns: list) -> dict:
@@ -145,13 +153,18 @@ def make_engines(args, model: str) -> tuple[dict, dict]:
     return engines, load_ms
 
 
-def time_interleaved(engines: dict, feeds: dict, runs: int, block: int) -> dict:
-    """{name: [ns, ...]}: `runs` timed calls per engine in blocks of `block`, the order rotating each round."""
+def time_interleaved(engines: dict, feeds: dict, runs: int, block: int, progress: bool = False) -> dict:
+    """{name: [ns, ...]}: `runs` timed calls per engine in blocks of `block`, the order rotating each round.
+    `progress`: a progress bar on stderr (plain lines when it is not a terminal)."""
+    with Progress("sdx bench: timing", runs, "runs per engine", enabled=progress) as bar:
+        return _time_rounds(engines, feeds, runs, block, bar)
+
+
+def _time_rounds(engines: dict, feeds: dict, runs: int, block: int, bar: Progress) -> dict:
     samples = {name: [] for name in engines}
     order = list(engines)
     rounds = max(1, -(-runs // block))
     clock = time.perf_counter_ns
-    t_start = last_note = time.perf_counter()
     for r in range(rounds):
         shift = r % len(order)
         calls = min(block, runs - r * block)
@@ -165,10 +178,7 @@ def time_interleaved(engines: dict, feeds: dict, runs: int, block: int) -> dict:
                 t0 = clock()
                 run(None, feeds)
                 out.append(clock() - t0)
-        now = time.perf_counter()
-        if now - last_note >= 2.0:
-            last_note = now
-            _progress(f"  {min(runs, (r + 1) * block)}/{runs} runs per engine ({now - t_start:.1f} s)")
+        bar.update(min(runs, (r + 1) * block))
     return samples
 
 
@@ -199,7 +209,7 @@ def measure(args) -> dict:
 
     block = args.block or max(1, min(10, args.runs // 10))
     _progress(f"timing {args.runs} runs per engine, alternating in blocks of {block} ...")
-    samples = time_interleaved(engines, feeds, args.runs, block)
+    samples = time_interleaved(engines, feeds, args.runs, block, progress=_SHOW_PROGRESS[0])
     stats = {name: summarize(s) for name, s in samples.items()}
     ratios = {}
     if "onnxruntime" in stats:
@@ -262,42 +272,43 @@ def print_report(result: dict) -> None:
 
 
 def write_json(result: dict, path: str) -> None:
+    """To `path`, or to stdout when `path` is '-'."""
+    if path == "-":
+        json.dump(result, sys.stdout, indent=2)
+        print()
+        return
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
     print(f"wrote {path}")
 
 
 def cmd_bench(args) -> int:
+    """0 ok, 1 when --compare found a regression; usage errors raise BenchError (exit status 2)."""
     from . import regression
 
-    if args.runs < 1 or args.warmup < 0:
-        print("sdx bench: error: --runs must be >= 1 and --warmup >= 0", file=sys.stderr)
-        return 2
+    show = args.json != "-"  # --json -: the JSON alone on stdout, no report or progress
+    _SHOW_PROGRESS[0] = show
     baseline = None
     if args.compare:
         try:
             baseline = regression.load_baseline(args.compare)
         except ValueError as e:
-            print(f"sdx bench: error: {e}", file=sys.stderr)
-            return 2
-    try:
-        result = measure(args)
-    except BenchError as e:
-        print(f"sdx bench: error: {e}", file=sys.stderr)
-        return 2
-    print_report(result)
+            raise BenchError(str(e)) from None
+    result = measure(args)
+    if show:
+        print_report(result)
     status = 0
     if args.save or baseline:
-        status = _baseline_work(args, result, baseline)
+        status = _baseline_work(args, result, baseline, show)
     if args.json:
         write_json(result, args.json)
     return status
 
 
-def _baseline_work(args, result: dict, baseline: dict | None) -> int:
+def _baseline_work(args, result: dict, baseline: dict | None, show: bool = True) -> int:
     """--save / --compare: per-op samples from the op timing tracker, then the baseline written or the
-    comparison printed; the comparison rows (end-to-end and per op type) also go into `result` for --json.
-    1 when something regressed."""
+    comparison printed (when `show`); the comparison rows (end-to-end and per op type) also go into `result`
+    for --json. 1 when something regressed."""
     from . import regression
     from .feeds import make_feeds
 
@@ -307,20 +318,24 @@ def _baseline_work(args, result: dict, baseline: dict | None) -> int:
     feeds = make_feeds(sess, args.shape, args.seed, args.dim)
     for _ in range(max(args.warmup, 3)):
         sess.run(None, feeds)
-    ops = regression.op_samples(sess, feeds, args.runs)
+    with Progress("sdx bench: per-op timing", args.runs, "runs", enabled=show) as bar:
+        ops = regression.op_samples(sess, feeds, args.runs, bar.update)
     result["ops_median_us"] = {op: float(np.median(v)) for op, v in ops.items()}
     if args.save:
         with open(args.save, "w") as f:
             json.dump(regression.make_baseline(result, ops), f)
-        print(f"saved baseline {args.save} ({len(result['samples_us']['sdx'])} end-to-end samples, {len(ops)} op types)")
+        if show:
+            print(f"saved baseline {args.save} ({len(result['samples_us']['sdx'])} end-to-end samples, "
+                  f"{len(ops)} op types)")
     if not baseline:
         return 0
     note = regression.same_model_note(baseline, args.model)
-    if note:
+    if note and show:
         print(note)
     rows = regression.compare(baseline, result["samples_us"]["sdx"], ops, args.threshold, args.alpha,
                               min_share=args.min_share)
-    regression.print_comparison(rows, args.compare, args.threshold, args.alpha)
+    if show:
+        regression.print_comparison(rows, args.compare, args.threshold, args.alpha)
     # JSON has no infinity: an op type the baseline lacks has change null
     json_rows = [{k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in r.items()} for r in rows]
     result["comparison"] = {"baseline": args.compare, "threshold": args.threshold, "alpha": args.alpha,
@@ -344,15 +359,16 @@ def add_parser(sub) -> None:
                        description="Time a model under sdx (and onnxruntime, fp16/int8 weights) in one process, "
                                    "alternating between engines; report latency, ratios and output accuracy.")
     b.add_argument("model")
-    b.add_argument("--threads", type=int, default=0,
+    b.add_argument("--threads", type=int_at_least(0), default=0,
                    help="intra-op threads for every engine (default 0: each engine's default, physical cores)")
     b.add_argument("--compare-onnxruntime", action="store_true",
                    help="also time onnxruntime (CPU provider, sequential, same threads) and compare outputs")
-    b.add_argument("--warmup", type=int, default=10, help="untimed runs per engine first (default 10)")
-    b.add_argument("--runs", type=int, default=100, help="timed runs per engine (default 100)")
-    b.add_argument("--block", type=int, default=0,
+    b.add_argument("--warmup", type=int_at_least(0), default=10, help="untimed runs per engine first (default 10)")
+    b.add_argument("--runs", type=int_at_least(1), default=100, help="timed runs per engine, at least 1 (default 100)")
+    b.add_argument("--block", type=int_at_least(0), default=0,
                    help="calls per engine before switching engines (default: runs/10, between 1 and 10)")
-    b.add_argument("--json", metavar="FILE", help="write the figures (and raw samples) as JSON")
+    b.add_argument("--json", metavar="FILE",
+                   help="write the figures (and raw samples) as JSON ('-': to stdout, instead of the report)")
     b.add_argument("--fp16", action="store_true",
                    help="also run with fp16 weights (optimizer_fp16) and report its accuracy against fp32 sdx")
     b.add_argument("--int8", action="store_true",
@@ -362,8 +378,8 @@ def add_parser(sub) -> None:
                         "engine sdx-int8d) and report its accuracy against fp32 sdx")
     b.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
                    help="input dims for random values (e.g. x=1x3x224x224) or a .npy value; repeatable")
-    b.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
-    b.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    b.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims of random inputs (default 1)")
+    b.add_argument("--seed", type=int_at_least(0), default=0, help="seed for random inputs")
     b.add_argument("--save", metavar="FILE",
                    help="save a baseline (end-to-end and per-op samples) for a later --compare")
     b.add_argument("--compare", metavar="FILE",

@@ -1,13 +1,21 @@
-"""The `sdx` command line: run, inspect, bench, conformance."""
+"""The `sdx` command line: run, inspect, compile, bench, profile, conformance.
+
+Exit codes (_cli_support): 0 ok, 1 a check failed, 2 usage or input error (one line on stderr,
+`sdx: error: ...`), 3 internal error (a bug: the traceback is printed).
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 
 import numpy as np
 
+from ._cli_support import (EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Progress, UsageError,
+                           check_input_specs, check_model_path, clean_message, int_at_least, one_line,
+                           positive_float)
 from .feeds import make_feeds
 
 
@@ -21,7 +29,36 @@ def _summ(v) -> str:
     return f"{v.dtype}{list(v.shape)}  [{head}{', ...' if flat.size > 6 else ''}]"
 
 
-def cmd_run(args) -> int:
+def _describe(name: str, v) -> dict:
+    """A value's name, dtype and shape for --json (a sequence: its length and elements)."""
+    if isinstance(v, list):
+        return {"name": name, "type": "sequence", "length": len(v),
+                "elements": [_describe(f"{name}[{i}]", e) for i, e in enumerate(v)]}
+    if v is None:
+        return {"name": name, "type": "none"}
+    v = np.asarray(v)
+    return {"name": name, "type": "tensor", "dtype": str(v.dtype), "shape": list(v.shape)}
+
+
+def _version_text() -> str:
+    """`sdx <version>`, with the native module's build info (build id, compiler, CPU kernels) when it has one."""
+    from . import __version__, _sdx
+
+    text = f"sdx {__version__}"
+    build_info = getattr(_sdx, "build_info", None)
+    try:
+        info = one_line(build_info() if callable(build_info) else build_info or "")
+    except Exception:  # an informational extra: never let it break --version
+        info = ""
+    info = info.removeprefix("Build Info:").strip()
+    if info.startswith(text):  # "sdx 0.1.0, build id ..., gcc ..., CPU kernels: ..."
+        info = info[len(text):].lstrip(",; ")
+    return f"{text} ({info})" if info else text
+
+
+# ---- sdx run
+
+def _load_session(args):
     import sdx
 
     opts = sdx.SessionOptions()
@@ -30,25 +67,24 @@ def cmd_run(args) -> int:
     opts.inter_op_num_threads = args.inter_op_threads
     t0 = time.perf_counter()
     sess = sdx.InferenceSession(args.model, opts)
-    load_ms = (time.perf_counter() - t0) * 1e3
-    feeds = make_feeds(sess, args.input, args.seed, args.dim)
-    print(f"model: {args.model}  (loaded in {load_ms:.1f} ms)")
-    for a in sess.get_inputs():
-        print(f"  input  {a.name}: {_summ(feeds[a.name])}")
+    return sess, (time.perf_counter() - t0) * 1e3
+
+
+def _timed_runs(sess, feeds, args) -> tuple[list, list]:
+    """The outputs of the last timed run and the latency of each (ms), after args.warmup untimed runs."""
     for _ in range(args.warmup):
         sess.run(None, feeds)
-    times = []
-    outs = None
-    for _ in range(max(1, args.repeat)):
-        t = time.perf_counter()
-        outs = sess.run(None, feeds)
-        times.append((time.perf_counter() - t) * 1e3)
-    for o, v in zip(sess.get_outputs(), outs):
-        print(f"  output {o.name}: {_summ(v)}")
-    t = np.array(times)
-    print(f"latency over {len(times)} runs: p50 {np.percentile(t, 50):.3f} ms, p90 {np.percentile(t, 90):.3f} ms, "
-          f"mean {t.mean():.3f} ms, min {t.min():.3f} ms")
-    _, rep = sess.run_with_report(None, feeds)
+    times, outs = [], None
+    with Progress("sdx run", args.repeat, "runs", enabled=not args.json, delay_s=1.0) as bar:
+        for i in range(args.repeat):
+            t = time.perf_counter()
+            outs = sess.run(None, feeds)
+            times.append((time.perf_counter() - t) * 1e3)
+            bar.update(i + 1)
+    return outs, times
+
+
+def _execution_line(rep: dict) -> str:
     line = f"execution: {rep['execution_mode']}, plan phase {rep.get('phase', '?')}"
     if rep.get("execution_mode") == "CPU_REPLAY":
         line += (f", {rep['captured_steps']} captured / {rep['gap_steps']} gap / {rep['slot_by_slot_steps']} "
@@ -59,80 +95,166 @@ def cmd_run(args) -> int:
         line += (f"; jit: {rep['jit_fused_segments']}/{rep['jit_segments']} segments fused "
                  f"({rep['jit_fused_steps']} steps), {rep['jit_pending_segments']} compiling, "
                  f"{rep['jit_failed_segments']} failed (sdx inspect --jit says why)")
-    print(line)
+    return line
+
+
+def _print_run(args, sess, feeds, outs, times, load_ms, rep) -> None:
+    print(f"model: {args.model}  (loaded in {load_ms:.1f} ms)")
+    for a in sess.get_inputs():
+        print(f"  input  {a.name}: {_summ(feeds[a.name])}")
+    for o, v in zip(sess.get_outputs(), outs):
+        print(f"  output {o.name}: {_summ(v)}")
+    t = np.array(times)
+    print(f"latency over {len(times)} runs: p50 {np.percentile(t, 50):.3f} ms, p90 {np.percentile(t, 90):.3f} ms, "
+          f"mean {t.mean():.3f} ms, min {t.min():.3f} ms")
+    print(_execution_line(rep))
+
+
+def _run_json(args, sess, feeds, outs, times, load_ms, rep) -> dict:
+    t = np.array(times)
+    return {
+        "model": args.model,
+        "load_ms": load_ms,
+        "inputs": [_describe(a.name, feeds[a.name]) for a in sess.get_inputs()],
+        "outputs": [_describe(o.name, v) for o, v in zip(sess.get_outputs(), outs)],
+        "warmup": args.warmup,
+        "latency_ms": {"runs": len(times), "p50": float(np.percentile(t, 50)), "p90": float(np.percentile(t, 90)),
+                       "mean": float(t.mean()), "min": float(t.min()), "max": float(t.max())},
+        "execution": rep,
+        "saved_outputs": args.save_outputs,
+    }
+
+
+def cmd_run(args) -> int:
+    sess, load_ms = _load_session(args)
+    feeds = make_feeds(sess, args.input, args.seed, args.dim)
+    outs, times = _timed_runs(sess, feeds, args)
+    _, rep = sess.run_with_report(None, feeds)
     if args.save_outputs:
         os.makedirs(args.save_outputs, exist_ok=True)
         for o, v in zip(sess.get_outputs(), outs):
             if isinstance(v, np.ndarray):
                 np.save(os.path.join(args.save_outputs, f"{o.name}.npy"), v)
-    return 0
+    if args.json:
+        print(json.dumps(_run_json(args, sess, feeds, outs, times, load_ms, rep), indent=1))
+    else:
+        _print_run(args, sess, feeds, outs, times, load_ms, rep)
+    return EXIT_OK
+
+
+# ---- sdx inspect: each part prints its text (unless --json) and adds its figures to `doc`
+
+def _say(args, text: str = "", end: str = "\n") -> None:
+    if not args.json:
+        print(text, end=end)
+
+
+def _inspect_summary(args, info: dict) -> dict:
+    _say(args, f"model: {args.model}")
+    _say(args, f"  ir_version {info['ir_version']}, producer '{info['producer']}'")
+    _say(args, "  opsets: " + ", ".join(f"{d} {v}" for d, v in sorted(info["opsets"].items())))
+    _say(args, f"  initializers: {info['initializer_count']} ({info['initializer_bytes']} bytes)")
+    for kind in ("inputs", "outputs"):
+        _say(args, f"{kind}:")
+        for name, ty, shape in info[kind]:
+            _say(args, f"  {name}: {ty} {shape}")
+    hist = info["op_histogram"]
+    _say(args, f"ops ({sum(hist.values())} nodes, {len(hist)} types):")
+    for op, n in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
+        _say(args, f"  {n:6d}  {op}")
+    unsupported = info["unsupported"]
+    if unsupported:
+        _say(args, f"unsupported ops ({len(unsupported)}):")
+        for op, nodes in sorted(unsupported.items()):
+            shown = ", ".join(f"'{n}'" for n in nodes[:8])
+            _say(args, f"  {op}: {shown}{' ...' if len(nodes) > 8 else ''}")
+    else:
+        _say(args, "unsupported ops: none")
+    doc = {"model": args.model, **info, "node_count": sum(hist.values())}
+    for kind in ("inputs", "outputs"):
+        doc[kind] = [{"name": n, "type": t, "shape": s} for n, t, s in info[kind]]
+    return doc
+
+
+def _inspect_optimized(args, unsupported: bool, doc: dict) -> None:
+    import sdx
+
+    if unsupported:
+        _say(args, "optimizer: not available while ops are unsupported")
+        doc["optimized"] = {"available": False, "reason": "ops are unsupported"}
+        return
+    rep = sdx.InferenceSession(args.model).optimization_report()
+    _say(args, rep["text"], end="")
+    if args.verbose:
+        for pass_name, what, node in rep["log"]:
+            _say(args, f"  {pass_name}: {what} (node '{node}')")
+    doc["optimized"] = rep
+
+
+def _inspect_plan(args, unsupported: bool, doc: dict) -> None:
+    import sdx
+
+    if unsupported:
+        _say(args, "plan: not available while ops are unsupported")
+        doc["plan" if args.plan else "jit"] = {"available": False, "reason": "ops are unsupported"}
+        return
+    sess = sdx.InferenceSession(args.model)
+    info = sess.introspect(make_feeds(sess, args.shape, 0, args.dim))
+    # The plan text ends with the JIT section; --jit alone prints just that.
+    _say(args, info["text"] if args.plan else info["jit_text"], end="")
+    if args.plan:
+        doc["plan"] = info
+    if args.jit:
+        st = sess.jit_stats()
+        if st["enabled"]:
+            _say(args, f"jit cache: {st['cache_dir']}: {st['disk_cache_hits']} disk cache hits, "
+                       f"{st['compiled']} compiled, {st['failed']} failed, {st['compiler_runs']} compiler runs")
+        doc["jit"] = {"text": info["jit_text"], "segments": info.get("jit_segments"), "stats": st}
+
+
+def _inspect_check_replay(args, unsupported: bool, doc: dict) -> bool:
+    """True when the replay check failed (diverged, or NaN/Inf the reference does not have)."""
+    import sdx
+
+    if unsupported:
+        _say(args, "replay check: not available while ops are unsupported")
+        doc["check_replay"] = {"available": False, "reason": "ops are unsupported"}
+        return False
+    sess = sdx.InferenceSession(args.model)
+    r = sess.check_replay(make_feeds(sess, args.shape, 0, args.dim))
+    _say(args, r["summary"])
+    failed = bool(r["diverged"] or (r["nonfinite"] and not r["reference_nonfinite"]))
+    doc["check_replay"] = {**r, "failed": failed}
+    return failed
 
 
 def cmd_inspect(args) -> int:
     import sdx
 
     info = sdx.inspect_model(args.model)
-    print(f"model: {args.model}")
-    print(f"  ir_version {info['ir_version']}, producer '{info['producer']}'")
-    print("  opsets: " + ", ".join(f"{d} {v}" for d, v in sorted(info["opsets"].items())))
-    print(f"  initializers: {info['initializer_count']} ({info['initializer_bytes']} bytes)")
-    print("inputs:")
-    for name, ty, shape in info["inputs"]:
-        print(f"  {name}: {ty} {shape}")
-    print("outputs:")
-    for name, ty, shape in info["outputs"]:
-        print(f"  {name}: {ty} {shape}")
-    hist = info["op_histogram"]
-    print(f"ops ({sum(hist.values())} nodes, {len(hist)} types):")
-    for op, n in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"  {n:6d}  {op}")
-    unsupported = info["unsupported"]
-    if unsupported:
-        print(f"unsupported ops ({len(unsupported)}):")
-        for op, nodes in sorted(unsupported.items()):
-            shown = ", ".join(f"'{n}'" for n in nodes[:8])
-            print(f"  {op}: {shown}{' ...' if len(nodes) > 8 else ''}")
-    else:
-        print("unsupported ops: none")
+    doc = _inspect_summary(args, info)
+    unsupported = bool(info["unsupported"])
     if args.optimized:
-        if unsupported:
-            print("optimizer: not available while ops are unsupported")
-        else:
-            rep = sdx.InferenceSession(args.model).optimization_report()
-            print(rep["text"], end="")
-            if args.verbose:
-                for pass_name, what, node in rep["log"]:
-                    print(f"  {pass_name}: {what} (node '{node}')")
+        _inspect_optimized(args, unsupported, doc)
     if args.graph:
-        print(sdx.InferenceSession(args.model).graph_text())
+        doc["graph"] = sdx.InferenceSession(args.model).graph_text()
+        _say(args, doc["graph"])
     if args.plan or args.jit:
-        if unsupported:
-            print("plan: not available while ops are unsupported")
-        else:
-            sess = sdx.InferenceSession(args.model)
-            info = sess.introspect(make_feeds(sess, args.shape, 0, args.dim))
-            # The plan text ends with the JIT section; --jit alone prints just that.
-            print(info["text"] if args.plan else info["jit_text"], end="")
-            if args.jit:
-                st = sess.jit_stats()
-                if st["enabled"]:
-                    print(f"jit cache: {st['cache_dir']}: {st['disk_cache_hits']} disk cache hits, "
-                          f"{st['compiled']} compiled, {st['failed']} failed, {st['compiler_runs']} compiler runs")
-    if args.check_replay:
-        if unsupported:
-            print("replay check: not available while ops are unsupported")
-        else:
-            sess = sdx.InferenceSession(args.model)
-            r = sess.check_replay(make_feeds(sess, args.shape, 0, args.dim))
-            print(r["summary"])
-            if r["diverged"] or (r["nonfinite"] and not r["reference_nonfinite"]):
-                return 1
-    return 1 if unsupported else 0
+        _inspect_plan(args, unsupported, doc)
+    failed = args.check_replay and _inspect_check_replay(args, unsupported, doc)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    return EXIT_CHECK_FAILED if failed or unsupported else EXIT_OK
 
+
+# ---- sdx compile
 
 def cmd_compile(args) -> int:
     import sdx
 
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write the bundle '{args.output}': no folder '{folder}'")
     opts = sdx.SessionOptions()
     opts.optimizer_fp16 = bool(args.fp16)
     opts.optimizer_int8 = bool(args.int8)
@@ -147,7 +269,7 @@ def cmd_compile(args) -> int:
     shapes = "; ".join(", ".join(f"{k}{list(v.shape)}" for k, v in feeds.items()) for feeds in sets)
     print(f"wrote {args.output}: {len(data) / 1e6:.1f} MB, {len(sets)} frozen plan(s) ({shapes}) "
           f"in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def cmd_conformance(args) -> int:
@@ -156,24 +278,29 @@ def cmd_conformance(args) -> int:
     return conformance.main(args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="sdx", description="sdx inference engine")
-    sub = p.add_subparsers(dest="command", required=True)
+# ---- the parser
 
+def _add_run(sub) -> None:
     r = sub.add_parser("run", help="run a model on given or random inputs and report latency")
     r.add_argument("model")
     r.add_argument("--input", action="append", metavar="NAME=FILE.npy|NAME=DIMS",
                    help="an input from a .npy file, or random with these dims (e.g. x=1x3x224x224); repeatable")
-    r.add_argument("--repeat", type=int, default=10, help="timed runs (default 10)")
-    r.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
-    r.add_argument("--threads", type=int, default=0, help="intra-op threads (default: physical cores)")
-    r.add_argument("--inter-op-threads", type=int, default=1,
+    r.add_argument("--repeat", type=int_at_least(1), default=10, help="timed runs, at least 1 (default 10)")
+    r.add_argument("--warmup", type=int_at_least(0), default=1, help="untimed runs first (default 1)")
+    r.add_argument("--threads", type=int_at_least(0), default=0, help="intra-op threads (default: physical cores)")
+    r.add_argument("--inter-op-threads", type=int_at_least(0), default=1,
                    help="above 1: run independent steps of the plan at the same time (default 1: off)")
-    r.add_argument("--seed", type=int, default=0, help="seed for random inputs")
-    r.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
+    r.add_argument("--seed", type=int_at_least(0), default=0, help="seed for random inputs")
+    r.add_argument("--dim", type=int_at_least(0), default=1,
+                   help="value for symbolic dims of random inputs (default 1)")
     r.add_argument("--save-outputs", metavar="DIR", help="write each output as DIR/NAME.npy")
+    r.add_argument("--json", action="store_true",
+                   help="print the inputs' and outputs' names, dtypes and shapes, the latency summary and the "
+                        "execution report as JSON instead of text")
     r.set_defaults(fn=cmd_run)
 
+
+def _add_inspect(sub) -> None:
     i = sub.add_parser("inspect", help="inputs, outputs, opsets, op histogram, unsupported ops")
     i.add_argument("model")
     i.add_argument("--graph", action="store_true", help="also print the graph, one node per line")
@@ -189,17 +316,12 @@ def main(argv: list[str] | None = None) -> int:
                         "the first slot that diverges or holds NaN/Inf (exit 1 when replay diverges)")
     i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
                    help="input dims (or a .npy value) for --plan/--jit/--check-replay; symbolic dims default to --dim")
-    i.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
+    i.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims (default 1)")
+    i.add_argument("--json", action="store_true", help="print everything as one JSON object instead of text")
     i.set_defaults(fn=cmd_inspect)
 
-    from .bench import add_parser as add_bench_parser
 
-    add_bench_parser(sub)
-
-    from .profiling import add_parser as add_profile_parser
-
-    add_profile_parser(sub)
-
+def _add_compile(sub) -> None:
     k = sub.add_parser("compile", help="compile a model into a .sdx bundle: optimized once, plans frozen for the "
                                        "given shapes, so a new process replays from its second call")
     k.add_argument("model")
@@ -211,38 +333,123 @@ def main(argv: list[str] | None = None) -> int:
                    help="start another input signature: the --shape options after it freeze a second plan")
     k.add_argument("--fp16", action="store_true", help="float16 weights (as SessionOptions.optimizer_fp16)")
     k.add_argument("--int8", action="store_true", help="int8 weights (as SessionOptions.optimizer_int8)")
-    k.add_argument("--seed", type=int, default=0, help="seed for random inputs")
-    k.add_argument("--dim", type=int, default=1, help="value for symbolic dims (default 1)")
+    k.add_argument("--seed", type=int_at_least(0), default=0, help="seed for random inputs")
+    k.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims (default 1)")
     k.set_defaults(fn=cmd_compile)
 
-    c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package")
-    c.add_argument("--json", metavar="FILE", help="write each case's status and failure reason as JSON")
+
+def _add_conformance(sub) -> None:
+    c = sub.add_parser("conformance", help="run the ONNX backend node test suite of the installed onnx package",
+                       description="Run the ONNX backend node test suite. Exit 0 when every case passed or was "
+                                   "skipped, 1 when any failed (0 with --allow-failures), 2 on a usage error.")
+    c.add_argument("--json", metavar="FILE",
+                   help="write each case's status and failure reason as JSON ('-': to stdout, instead of the text)")
     c.add_argument("--filter", metavar="REGEX", help="only cases whose name matches")
     c.add_argument("--data", metavar="DIR", help="node test data folder (default: shipped or generated)")
-    c.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="worker processes")
-    c.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as hung")
+    c.add_argument("--jobs", type=int_at_least(1), default=os.cpu_count() or 2, help="worker processes")
+    c.add_argument("--timeout", type=positive_float, default=60.0, help="seconds before a case counts as hung")
+    c.add_argument("--allow-failures", action="store_true",
+                   help="exit 0 even when cases fail (for callers that judge the report themselves, e.g. by pass "
+                        "rate)")
     c.add_argument("-v", "--verbose", action="store_true", help="print every case")
     c.set_defaults(fn=cmd_conformance)
 
-    args = p.parse_args(argv)
-    if args.command == "compile":  # --shape groups split at each --next-shape-set
-        groups, cur = [], []
-        for item in args.shape_group or []:
-            if item is None:
-                groups.append(cur)
-                cur = []
-            else:
-                cur.append(item)
-        args.shape_set = groups + [cur]
-    try:
-        return args.fn(args)
-    except Exception as e:  # clean one-line errors for engine failures
-        import sdx
 
-        if isinstance(e, sdx.SdxError):
-            print(f"sdx {args.command}: error: {e}", file=sys.stderr)
-            return 2
+class _VersionAction(argparse.Action):
+    """--version on one line (argparse's own version action wraps it to the terminal width)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version_text())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .bench import add_parser as add_bench_parser
+    from .profiling import add_parser as add_profile_parser
+
+    p = argparse.ArgumentParser(
+        prog="sdx", description="sdx inference engine",
+        epilog="exit status: 0 ok, 1 a check failed (conformance failures, a bench --compare regression, "
+               "unsupported ops or a replay divergence in inspect), 2 usage or input error, 3 internal error")
+    p.add_argument("--version", action=_VersionAction, help="print the version and build information, then exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run(sub)
+    _add_inspect(sub)
+    add_bench_parser(sub)
+    add_profile_parser(sub)
+    _add_compile(sub)
+    _add_conformance(sub)
+    return p
+
+
+def _split_shape_sets(args) -> None:
+    """compile: --shape groups split at each --next-shape-set."""
+    groups, cur = [], []
+    for item in args.shape_group or []:
+        if item is None:
+            groups.append(cur)
+            cur = []
+        else:
+            cur.append(item)
+    args.shape_set = groups + [cur]
+
+
+def _check_inputs(args) -> None:
+    """The model file and the .npy inputs named on the command line, before any work starts."""
+    if getattr(args, "model", None) is not None:
+        check_model_path(args.model)
+    for attr in ("input", "shape", "shape_group"):
+        check_input_specs(getattr(args, attr, None))
+
+
+def _error(message) -> int:
+    print(f"sdx: error: {clean_message(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _dispatch(args) -> int:
+    import sdx
+
+    try:
+        _check_inputs(args)
+        return args.fn(args)
+    except UsageError as e:
+        return _error(e)
+    except sdx.SdxError as e:  # the engine refused the model or the inputs
+        return _error(e)
+    except SystemExit as e:  # feeds and older code raise SystemExit("message") for input errors
+        if isinstance(e.code, str):
+            return _error(e.code)
         raise
+    except BrokenPipeError:
+        raise
+    except OSError as e:  # a file that cannot be read or written
+        where = f" '{e.filename}'" if e.filename else ""
+        return _error(f"{e.strerror or e}{':' if where else ''}{where}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)  # usage errors: argparse's usage line + one line, exit 2
+    if args.command == "compile":
+        _split_shape_sets(args)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print("sdx: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `sdx inspect MODEL | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as e:
+        import traceback
+
+        traceback.print_exc()
+        print(f"sdx: internal error: {one_line(e)} (a bug in sdx; please report it with the traceback above)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Cases run in worker processes, so a case that crashes or hangs is recorded as a
 failure with its reason and the run goes on. Ends with the line
-"N passed, M failed, K skipped".
+"N passed, M failed, K skipped". Exit status: 0 when no case failed, 1 when any did
+(0 with --allow-failures), 2 for a usage error (no data folder, a bad --filter).
 """
 from __future__ import annotations
 
@@ -57,17 +58,47 @@ def _tolerances(case_dir: str) -> tuple[float, float]:
         return 1e-3, 1e-7
 
 
-def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout: float = 60.0,
-              verbose: bool = False, out=sys.stdout) -> dict:
+def case_names(data_dir: str, pattern: str | None = None) -> list[str]:
+    """The case folders of `data_dir` whose names match `pattern`, sorted; UsageError when there are none."""
+    from ._cli_support import UsageError
+
+    if not os.path.isdir(data_dir):
+        raise UsageError(f"no node test data folder '{data_dir}'")
     names = sorted(d for d in os.listdir(data_dir) if os.path.isdir(os.path.join(data_dir, d)))
     if pattern:
-        rx = re.compile(pattern)
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise UsageError(f"--filter '{pattern}' is not a regular expression: {e}") from None
         names = [n for n in names if rx.search(n)]
+        if not names:
+            raise UsageError(f"no case in '{data_dir}' matches --filter '{pattern}'")
+    if not names:
+        raise UsageError(f"no test cases (folders) in '{data_dir}'")
+    return names
+
+
+def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout: float = 60.0,
+              verbose: bool = False, out=sys.stdout, progress: bool = True) -> dict:
+    """Runs the cases and returns the report. `progress`: a progress bar on stderr (plain lines when it is
+    not a terminal); never with `verbose`, which prints every case to `out`."""
+    from ._cli_support import Progress
+
+    names = case_names(data_dir, pattern)
+    bar = Progress("sdx conformance", len(names), "cases", enabled=progress and not verbose)
+    try:
+        return _run_cases(data_dir, names, jobs, timeout, verbose, out, bar)
+    finally:
+        bar.close()
+
+
+def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: bool, out, bar) -> dict:
     pending = list(reversed(names))
     results: dict[str, dict] = {}
     workers = [_Worker() for _ in range(max(1, min(jobs, len(names) or 1)))]
     sel = selectors.DefaultSelector()
     t0 = time.monotonic()
+    failed = [0]
 
     def feed(w: _Worker) -> None:
         if pending:
@@ -82,9 +113,8 @@ def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout:
                          "replayed": replayed, "replay_note": note}
         if verbose:
             print(f"{outcome:8s} {case} {reason}", file=out, flush=True)
-        done = len(results)
-        if not verbose and done % 200 == 0:
-            print(f"sdx conformance: {done}/{len(names)} cases ({time.monotonic() - t0:.0f}s)", file=sys.stderr, flush=True)
+        failed[0] += outcome == "failed"
+        bar.update(len(results), f"{failed[0]} failed" if failed[0] else "")
 
     def replace(i: int) -> None:
         sel.unregister(workers[i].proc.stdout)
@@ -126,32 +156,62 @@ def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout:
             "seconds": round(time.monotonic() - t0, 1), "cases": [results[n] for n in names]}
 
 
-def main(args) -> int:
-    from .conformance_data import node_test_dir
+def print_summary(report: dict, show_failures: int = 20) -> None:
+    total = report["total"] or 1
+    print(f"pass rate {100.0 * report['passed'] / total:.1f}% of {report['total']} cases in {report['seconds']}s")
+    reasons: dict[str, int] = {}
+    for c in report["cases"]:
+        if c["status"] == "passed" and not c.get("replayed"):
+            why = c.get("replay_note") or "not replayed"
+            reasons[why] = reasons.get(why, 0) + 1
+    print(f"{report['replayed']} passing cases replayed a captured plan bitwise identically to the slot-by-slot run"
+          + (f"; {report['passed'] - report['replayed']} did not:" if reasons else ""))
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:5d}  {why}")
+    failed = [c for c in report["cases"] if c["status"] == "failed"]
+    if failed:
+        print(f"failed cases ({len(failed)}):")
+        for c in failed[:show_failures]:
+            reason = " ".join(c["reason"].split())
+            print(f"  {c['name']}: {reason[:160]}{' ...' if len(reason) > 160 else ''}")
+        if len(failed) > show_failures:
+            print(f"  ... and {len(failed) - show_failures} more (--json FILE lists every case)")
+    print(f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped")
 
-    data_dir = args.data or node_test_dir()
-    report = run_suite(data_dir, args.filter, args.jobs, args.timeout, args.verbose)
+
+def _data_dir(args) -> str:
+    from ._cli_support import UsageError
+
+    if args.data:
+        return args.data
+    try:
+        from .conformance_data import node_test_dir
+
+        return node_test_dir()
+    except ImportError:
+        raise UsageError("the onnx package is not installed: install it or pass --data DIR") from None
+
+
+def main(args) -> int:
+    """`sdx conformance`: 0 when no case failed (or --allow-failures), 1 when any did."""
+    to_stdout = args.json == "-"
+    report = run_suite(_data_dir(args), args.filter, args.jobs, args.timeout, args.verbose and not to_stdout,
+                       progress=not to_stdout)
     try:
         import onnx
 
         report["onnx_version"] = onnx.__version__
     except ImportError:
         pass
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
-    total = report["total"] or 1
-    print(f"pass rate {100.0 * report['passed'] / total:.1f}% of {report['total']} cases in {report['seconds']}s")
-    reasons: dict[str, int] = {}
-    for c in report["cases"]:
-        if c["status"] == "passed" and not c.get("replayed"):
-            reasons[c.get("replay_note") or "not replayed"] = reasons.get(c.get("replay_note") or "not replayed", 0) + 1
-    print(f"{report['replayed']} passing cases replayed a captured plan bitwise identically to the slot-by-slot run"
-          + (f"; {report['passed'] - report['replayed']} did not:" if reasons else ""))
-    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
-        print(f"  {n:5d}  {why}")
-    print(f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped")
-    return 0
+    report["allow_failures"] = bool(args.allow_failures)
+    if to_stdout:
+        print(json.dumps(report, indent=1))
+    else:
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
+        print_summary(report)
+    return 1 if report["failed"] and not args.allow_failures else 0
 
 
 if __name__ == "__main__":

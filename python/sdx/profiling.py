@@ -104,16 +104,27 @@ def timing(mode: str = "simple", reset_first: bool = True) -> Iterator[None]:
 
 # ---- `sdx profile`
 
+def _recorded_runs(sess, feeds, args) -> list:
+    """Latency (ns) of args.runs runs with the tracker on in args.mode; a progress bar after a second."""
+    from ._cli_support import Progress
+
+    lat = []
+    with timing(args.mode), Progress("sdx profile", args.runs, "runs", delay_s=1.0) as bar:
+        for i in range(args.runs):
+            t = time.perf_counter_ns()
+            sess.run(None, feeds)
+            lat.append(time.perf_counter_ns() - t)
+            flush()  # a run of up to 8192 ops per thread never overwrites
+            bar.update(i + 1)
+    return lat
+
+
 def cmd_profile(args) -> int:
     import numpy as np
 
     import sdx
     from .feeds import make_feeds
 
-    if args.mode not in MODES[1:]:
-        raise SystemExit(f"sdx profile: --mode must be simple, detailed or trace, not '{args.mode}'")
-    if args.runs < 1 or args.warmup < 0:
-        raise SystemExit("sdx profile: --runs must be at least 1 and --warmup at least 0")
     opts = sdx.SessionOptions()
     if args.threads:
         opts.intra_op_num_threads = args.threads
@@ -127,13 +138,7 @@ def cmd_profile(args) -> int:
     sess.wait_for_jit(120.0)  # compiled kernels swap in before the recorded runs
     for _ in range(2):
         sess.run(None, feeds)
-    lat = []
-    with timing(args.mode):
-        for i in range(args.runs):
-            t = time.perf_counter_ns()
-            sess.run(None, feeds)
-            lat.append(time.perf_counter_ns() - t)
-            flush()  # a run of up to 8192 ops per thread never overwrites
+    lat = _recorded_runs(sess, feeds, args)
     c = counters()
     us = np.asarray(lat) / 1e3
     _, rep = sess.run_with_report(None, feeds)
@@ -164,20 +169,23 @@ def cmd_profile(args) -> int:
 
 def add_parser(sub) -> None:
     """Registers `sdx profile` on the CLI's subparsers."""
+    from ._cli_support import int_at_least
+
     p = sub.add_parser("profile", help="time every op of a model: hotspot table, phases, Chrome trace, CSV",
                        description="Run a model (warmup runs first, not recorded) with the op timing tracker on and "
                                    "print the hotspot table; optionally export a Chrome trace and a CSV.")
     p.add_argument("model")
-    p.add_argument("--mode", default="simple", help="simple (default), detailed (per-phase times) or trace")
-    p.add_argument("--warmup", type=int, default=10, help="runs before recording (default 10)")
-    p.add_argument("--runs", type=int, default=100, help="recorded runs (default 100)")
+    p.add_argument("--mode", default="simple", choices=MODES[1:],
+                   help="simple (default), detailed (per-phase times) or trace")
+    p.add_argument("--warmup", type=int_at_least(0), default=10, help="runs before recording (default 10)")
+    p.add_argument("--runs", type=int_at_least(1), default=100, help="recorded runs, at least 1 (default 100)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace JSON (with --mode trace)")
     p.add_argument("--csv", metavar="FILE", help="write per-op statistics as CSV")
-    p.add_argument("--top", type=int, default=20, help="rows of the hotspot table (default 20)")
+    p.add_argument("--top", type=int_at_least(1), default=20, help="rows of the hotspot table (default 20)")
     p.add_argument("--histogram", action="store_true", help="also print the latency histogram of the top ops")
-    p.add_argument("--threads", type=int, default=0, help="intra-op threads (default: physical cores)")
+    p.add_argument("--threads", type=int_at_least(0), default=0, help="intra-op threads (default: physical cores)")
     p.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
                    help="input dims for random values (e.g. x=1x3x224x224) or a .npy value; repeatable")
-    p.add_argument("--dim", type=int, default=1, help="value for symbolic dims of random inputs (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    p.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims of random inputs (default 1)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed for random inputs")
     p.set_defaults(fn=cmd_profile)

@@ -59,10 +59,11 @@ def mann_whitney_greater(base: list, new: list) -> tuple[float, float]:
     return float(u2), float(p)
 
 
-def op_samples(sess, feeds: dict, runs: int) -> dict:
+def op_samples(sess, feeds: dict, runs: int, progress=None) -> dict:
     """{op type: [us per run, ...]}: each op type's total time in each of `runs` consecutive runs (the op
     timing tracker in simple mode; the end-to-end latency is measured separately, without it). No pauses:
-    the first calls after an idle moment run cold (about 2x slower on this machine), which would be noise."""
+    the first calls after an idle moment run cold (about 2x slower on this machine), which would be noise.
+    `progress(done)`, when given, is called after each run."""
     from . import profiling as prof
 
     samples: dict = {}
@@ -76,6 +77,8 @@ def op_samples(sess, feeds: dict, runs: int) -> dict:
             for v in samples.values():  # an op that did not run this time counts 0
                 if len(v) < done:
                     v.append(0.0)
+            if progress:
+                progress(done)
     return samples
 
 
