@@ -351,6 +351,9 @@ def _add_conformance(sub) -> None:
     c.add_argument("--allow-failures", action="store_true",
                    help="exit 0 even when cases fail (for callers that judge the report themselves, e.g. by pass "
                         "rate)")
+    c.add_argument("--via", choices=("native", "python"), default="native",
+                   help="run each case through the native runner (default) or through sdx.InferenceSession with "
+                        "onnx's own readers (read-only arrays), as a Python user would")
     c.add_argument("-v", "--verbose", action="store_true", help="print every case")
     c.set_defaults(fn=cmd_conformance)
 

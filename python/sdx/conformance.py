@@ -16,21 +16,24 @@ import sys
 import time
 
 
-def _worker() -> None:
+def _worker(via: str) -> None:
+    """Runs the cases it is sent: through the native runner, or (`via` "python") sdx.InferenceSession with
+    onnx's own readers (conformance_python.py)."""
     from . import _sdx
+    from .conformance_python import run_case
 
+    run = run_case if via == "python" else _sdx.run_conformance_case
     for line in sys.stdin:
         req = json.loads(line)
-        outcome, reason, ms, replayed, note = _sdx.run_conformance_case(req["dir"], req.get("rtol", 1e-3),
-                                                                        req.get("atol", 1e-7))
+        outcome, reason, ms, replayed, note = run(req["dir"], req.get("rtol", 1e-3), req.get("atol", 1e-7))
         sys.stdout.write(json.dumps({"outcome": outcome, "reason": reason, "ms": ms, "replayed": replayed,
                                      "replay_note": note}) + "\n")
         sys.stdout.flush()
 
 
 class _Worker:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "sdx.conformance", "--worker"], stdin=subprocess.PIPE,
+    def __init__(self, via: str = "native") -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "sdx.conformance", "--worker", via], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.case: str | None = None
         self.started = 0.0
@@ -79,23 +82,25 @@ def case_names(data_dir: str, pattern: str | None = None) -> list[str]:
 
 
 def run_suite(data_dir: str, pattern: str | None = None, jobs: int = 2, timeout: float = 60.0,
-              verbose: bool = False, out=sys.stdout, progress: bool = True) -> dict:
+              verbose: bool = False, out=sys.stdout, progress: bool = True, via: str = "native") -> dict:
     """Runs the cases and returns the report. `progress`: a progress bar on stderr (plain lines when it is
-    not a terminal); never with `verbose`, which prints every case to `out`."""
+    not a terminal); never with `verbose`, which prints every case to `out`. `via`: "native" (the C++
+    runner) or "python" (sdx.InferenceSession with onnx's readers)."""
     from ._cli_support import Progress
 
     names = case_names(data_dir, pattern)
     bar = Progress("sdx conformance", len(names), "cases", enabled=progress and not verbose)
     try:
-        return _run_cases(data_dir, names, jobs, timeout, verbose, out, bar)
+        return _run_cases(data_dir, names, jobs, timeout, verbose, out, bar, via)
     finally:
         bar.close()
 
 
-def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: bool, out, bar) -> dict:
+def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: bool, out, bar,
+               via: str = "native") -> dict:
     pending = list(reversed(names))
     results: dict[str, dict] = {}
-    workers = [_Worker() for _ in range(max(1, min(jobs, len(names) or 1)))]
+    workers = [_Worker(via) for _ in range(max(1, min(jobs, len(names) or 1)))]
     sel = selectors.DefaultSelector()
     t0 = time.monotonic()
     failed = [0]
@@ -119,7 +124,7 @@ def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: b
     def replace(i: int) -> None:
         sel.unregister(workers[i].proc.stdout)
         workers[i].kill()
-        workers[i] = _Worker()
+        workers[i] = _Worker(via)
         sel.register(workers[i].proc.stdout, selectors.EVENT_READ, i)
         feed(workers[i])
 
@@ -196,7 +201,8 @@ def main(args) -> int:
     """`sdx conformance`: 0 when no case failed (or --allow-failures), 1 when any did."""
     to_stdout = args.json == "-"
     report = run_suite(_data_dir(args), args.filter, args.jobs, args.timeout, args.verbose and not to_stdout,
-                       progress=not to_stdout)
+                       progress=not to_stdout, via=getattr(args, "via", "native"))
+    report["via"] = getattr(args, "via", "native")
     try:
         import onnx
 
@@ -216,4 +222,4 @@ def main(args) -> int:
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        _worker()
+        _worker(sys.argv[sys.argv.index("--worker") + 1] if len(sys.argv) > sys.argv.index("--worker") + 1 else "native")
