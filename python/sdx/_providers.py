@@ -81,10 +81,12 @@ def check_and_normalize_provider_args(providers: Sequence[Any] | None, provider_
 def resolve(providers: Sequence[Any] | None, provider_options: Sequence[dict] | None) -> tuple[list[str], dict]:
     """The providers a session gets and their options: an unknown name is a RuntimeError, a known but
     unavailable one a warning (and the CPU runs it)."""
+    if isinstance(providers, (list, tuple)):  # unknown names first: an error, not also a warning
+        for p in providers:
+            name = p[0] if isinstance(p, (list, tuple)) and p else p
+            if isinstance(name, str) and name not in _ALL_PROVIDERS:
+                raise RuntimeError(f"Unknown Provider Type: {name}")
     names, options = check_and_normalize_provider_args(providers, provider_options, _ALL_PROVIDERS)
-    for name in names:
-        if name not in _ALL_PROVIDERS:
-            raise RuntimeError(f"Unknown Provider Type: {name}")
     unavailable = [n for n in names if n != CPU]
     if unavailable:
         warnings.warn(f"sdx: {', '.join(unavailable)} {'is' if len(unavailable) == 1 else 'are'} not available in "
