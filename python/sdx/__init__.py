@@ -37,7 +37,6 @@ from ._module_info import (
     set_default_logger_severity,
     set_default_logger_verbosity,
 )
-from ._paths import get_cmake_dir, get_include, get_lib_dir
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._ortvalue import (
     OrtAllocatorType,
@@ -76,6 +75,27 @@ __all__ = [
     "create_and_register_allocator_v2", "inspect_model", "compile_bundle", "get_include", "get_lib_dir",
     "get_cmake_dir", "__version__",
 ]
+
+
+def get_include() -> str:
+    """The folder holding sdx/*.h (the C/C++ SDK's headers)."""
+    from ._paths import get_include as f  # imported on use: `python -m sdx._paths` runs it as a script
+
+    return f()
+
+
+def get_lib_dir() -> str:
+    """The folder holding libsdx.so."""
+    from ._paths import get_lib_dir as f
+
+    return f()
+
+
+def get_cmake_dir() -> str:
+    """The folder to put on CMAKE_PREFIX_PATH (or sdx_DIR) for find_package(sdx)."""
+    from ._paths import get_cmake_dir as f
+
+    return f()
 
 
 def inspect_model(path: str) -> dict:
