@@ -74,3 +74,30 @@ def test_corrupt_adapter_files_are_refused(tmp_path):
     bad.write_bytes(b"not an adapter")
     with pytest.raises(RuntimeError, match="not an onnxruntime adapter"):
         sdx.LoraAdapter().Load(str(bad))
+
+
+def test_mutated_adapter_files_load_or_are_refused_cleanly(tmp_path):
+    """A seeded mutation fuzz of the adapter reader: every damaged file loads or raises RuntimeError (never
+    another exception, a crash or a hang)."""
+    import random
+
+    fmt = sdx.AdapterFormat()
+    fmt.set_parameters({"a": np.ones((3, 4), np.float32), "b": np.arange(5, dtype=np.int64)})
+    good = tmp_path / "good.onnx_adapter"
+    fmt.export_adapter(str(good))
+    data = good.read_bytes()
+    rng = random.Random(1)
+    path = tmp_path / "m.onnx_adapter"
+    refused = 0
+    for _ in range(600):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            b = b[: rng.randrange(len(b))]
+        path.write_bytes(bytes(b))
+        try:
+            sdx.AdapterFormat.read_adapter(str(path))
+        except RuntimeError:
+            refused += 1
+    assert refused > 100  # most mutations are caught, and none escaped as another exception
