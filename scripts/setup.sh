@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ONNX_VERSION=1.23.2
-APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev"
-PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers"
+APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev libgrpc++-dev protobuf-compiler-grpc"
+PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers tritonclient[grpc]"
 
 log() { echo "[sdx setup] $*" >&2; }
 
@@ -27,9 +27,10 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard, ml_dtypes, flatbuffers; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
+read -r -a PIP_ARGS <<<"$PIP_PACKAGES"  # one word per package, never glob-expanded ("tritonclient[grpc]")
+if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard, ml_dtypes, flatbuffers, tritonclient.grpc; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
   log "installing Python packages: $PIP_PACKAGES"
-  $PY -m pip install -q --disable-pip-version-check $PIP_PACKAGES
+  $PY -m pip install -q --disable-pip-version-check "${PIP_ARGS[@]}"
 fi
 
 # The distribution is "sdx-runtime" (the import name stays `sdx`); one installed under the old name "sdx"

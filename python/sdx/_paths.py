@@ -5,6 +5,7 @@ The `sdx` package folder is also a CMake prefix (CMakeLists.txt, "Install layout
     sdx/include/sdx/sdx.h               the C++ API (sdx_runtime_c.h: the C ABI)
     sdx/lib/libsdx.so                   the engine (its dependencies bundled in sdx_runtime.libs/ by the wheel)
     sdx/lib/cmake/sdx/sdxConfig.cmake   find_package(sdx) -> imported target sdx::sdx
+    sdx/bin/sdx-serve                   the gRPC server `sdx serve` runs (sdx.serve.find_server())
 
 As pybind11 and nanobind do, get_cmake_dir() is the folder of the config file, for -Dsdx_DIR=... or
 CMAKE_PREFIX_PATH:

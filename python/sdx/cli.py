@@ -372,6 +372,7 @@ class _VersionAction(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     from .bench import add_parser as add_bench_parser
     from .profiling import add_parser as add_profile_parser
+    from .serve import add_parser as add_serve_parser
 
     p = argparse.ArgumentParser(
         prog="sdx", description="sdx inference engine",
@@ -385,6 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_profile_parser(sub)
     _add_compile(sub)
     _add_conformance(sub)
+    add_serve_parser(sub)
     return p
 
 

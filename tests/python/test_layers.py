@@ -34,6 +34,7 @@ def tree(tmp_path):
     ("runtime/session.cc", "frontend/onnx/onnx_loader.h", "runtime", "frontend/onnx/onnx_loader.h"),
     ("core/shape.cc", "ir/graph.h", "core", "ir/graph.h"),                     # upwards from the bottom
     ("backend/cpu/jit/jit_engine.cc", "runtime/session.h", "backend", "runtime/session.h"),  # the JIT is backend
+    ("serve/model_repository.cc", "runtime/session.h", "serve", "runtime/session.h"),  # the server: public API
 ])
 def test_a_forbidden_include_fails_naming_file_line_and_rule(tree, victim, include, layer, target):
     path = tree / victim
@@ -47,8 +48,8 @@ def test_a_forbidden_include_fails_naming_file_line_and_rule(tree, victim, inclu
 
 
 def test_a_folder_without_a_row_fails(tree):
-    (tree / "serve").mkdir()
-    (tree / "serve" / "server.cc").write_text('#include "runtime/session.h"\n')
+    (tree / "cluster").mkdir()
+    (tree / "cluster" / "router.cc").write_text('#include "runtime/session.h"\n')
     r = run_check(str(tree))
     assert r.returncode == 1 and "not a layer" in r.stderr
 

@@ -1,0 +1,44 @@
+# sdx-serve (`sdx serve`): the gRPC server of the KServe v2 protocol, src/serve/. It is not part of libsdx
+# (which stays free of gRPC): its layer compiles into a static library, sdx_serve_core, that the
+# executable and its tests link, on top of libsdx's public API. Needs Debian's libgrpc++-dev and
+# protobuf-compiler-grpc (scripts/setup.sh installs them); without them the build goes on without it.
+find_package(gRPC CONFIG QUIET)
+find_program(SDX_GRPC_CPP_PLUGIN grpc_cpp_plugin)
+if(NOT gRPC_FOUND OR NOT SDX_GRPC_CPP_PLUGIN)
+  message(STATUS "sdx: gRPC not found (apt-get install libgrpc++-dev protobuf-compiler-grpc): no sdx-serve")
+  return()
+endif()
+message(STATUS "sdx: sdx-serve on gRPC ${gRPC_VERSION}")
+
+# The protocol (proto/kserve/grpc_service.proto) -> C++ messages and service stubs in gen/kserve/.
+set(_serve_gen ${CMAKE_BINARY_DIR}/gen)
+set(_serve_proto ${CMAKE_SOURCE_DIR}/proto/kserve/grpc_service.proto)
+set(SDX_SERVE_PROTO_SRCS ${_serve_gen}/kserve/grpc_service.pb.cc ${_serve_gen}/kserve/grpc_service.grpc.pb.cc)
+add_custom_command(
+  OUTPUT ${SDX_SERVE_PROTO_SRCS} ${_serve_gen}/kserve/grpc_service.pb.h ${_serve_gen}/kserve/grpc_service.grpc.pb.h
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${_serve_gen}
+  COMMAND protobuf::protoc --cpp_out=${_serve_gen} --grpc_out=${_serve_gen}
+          --plugin=protoc-gen-grpc=${SDX_GRPC_CPP_PLUGIN} -I${CMAKE_SOURCE_DIR}/proto ${_serve_proto}
+  DEPENDS ${_serve_proto} protobuf::protoc
+  COMMENT "Generating the KServe v2 gRPC service")
+
+file(GLOB SDX_SERVE_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/serve/*.cc)
+list(REMOVE_ITEM SDX_SERVE_SOURCES ${CMAKE_SOURCE_DIR}/src/serve/main.cc)
+add_library(sdx_serve_core STATIC ${SDX_SERVE_SOURCES} ${SDX_SERVE_PROTO_SRCS})
+add_dependencies(sdx_serve_core sdx_check_layers)
+target_include_directories(sdx_serve_core PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include ${_serve_gen})
+target_link_libraries(sdx_serve_core PUBLIC sdx gRPC::grpc++ protobuf::libprotobuf Threads::Threads)
+
+add_executable(sdx-serve ${CMAKE_SOURCE_DIR}/src/serve/main.cc)
+set_source_files_properties(${CMAKE_SOURCE_DIR}/src/serve/main.cc PROPERTIES
+                            COMPILE_DEFINITIONS "SDX_VERSION_STRING=\"${PROJECT_VERSION}\"")
+target_link_libraries(sdx-serve PRIVATE sdx_serve_core)
+# Installed beside the Python package's libsdx (sdx/bin/sdx-serve, sdx/lib/libsdx.so): `sdx serve` runs it.
+set_target_properties(sdx-serve PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
+install(TARGETS sdx-serve RUNTIME DESTINATION ${SDX_INSTALL_DIR}/bin)
+if(SDX_BUILD_PYTHON)
+  # The build tree's runnable package (build/<dir>/python/sdx) gets it too, in the same place.
+  add_custom_command(TARGET sdx-serve POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${SDX_PY_STAGE}/bin
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:sdx-serve> ${SDX_PY_STAGE}/bin)
+endif()

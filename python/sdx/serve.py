@@ -1,0 +1,60 @@
+"""`sdx serve`: serve a model repository over gRPC with the KServe v2 protocol (Triton's clients work).
+
+The server is a C++ executable, sdx-serve (src/serve/), installed in the package's bin/ folder beside
+lib/libsdx.so (the build tree stages it the same way, build/<dir>/python/sdx/bin/). `sdx serve` checks its
+arguments and replaces itself with it (exec), so signals (SIGTERM: drain and stop) and the exit status
+are the server's own:
+
+    sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--max-message-bytes N]
+
+SDX_SERVE_EXECUTABLE, when set, names the executable to run instead.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ._cli_support import UsageError, int_at_least
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def find_server() -> str | None:
+    """The sdx-serve executable: $SDX_SERVE_EXECUTABLE, else the package's bin/sdx-serve; None if absent."""
+    path = os.environ.get("SDX_SERVE_EXECUTABLE") or os.path.join(_PACKAGE_DIR, "bin", "sdx-serve")
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def server_argv(args) -> list[str]:
+    """The sdx-serve command line for parsed `sdx serve` arguments (the executable first)."""
+    exe = find_server()
+    if exe is None:
+        raise UsageError("sdx-serve is not part of this installation (sdx was built without gRPC: "
+                         "apt-get install libgrpc++-dev protobuf-compiler-grpc, then rebuild)")
+    if not os.path.isdir(args.model_repository):
+        raise UsageError(f"model repository '{args.model_repository}' is not a folder")
+    return [exe, "--model-repository", args.model_repository, "--host", args.host, "--port", str(args.port),
+            "--max-message-bytes", str(args.max_message_bytes)]
+
+
+def cmd_serve(args) -> int:
+    argv = server_argv(args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)  # does not return
+
+
+def add_parser(sub) -> None:
+    """Registers `sdx serve` on the CLI's subparsers."""
+    p = sub.add_parser("serve", help="serve a model repository over gRPC (KServe v2 protocol; Triton's clients work)",
+                       description="Serve the ONNX models of a repository folder (NAME/VERSION/model.onnx) over gRPC "
+                                   "with the KServe v2 / Open Inference Protocol and the gRPC health service. "
+                                   "SIGTERM or SIGINT stops it after the requests in flight finish.")
+    p.add_argument("--model-repository", required=True, metavar="DIR",
+                   help="folder of NAME/VERSION/model.onnx; every model in it is loaded at start")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int_at_least(0), default=8001,
+                   help="port to listen on (default 8001; 0: a free port, printed when listening)")
+    p.add_argument("--max-message-bytes", type=int_at_least(1024), default=1 << 30, metavar="N",
+                   help="largest request or response message (default 1073741824)")
+    p.set_defaults(fn=cmd_serve)

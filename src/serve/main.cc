@@ -1,0 +1,108 @@
+// sdx-serve: the gRPC server of `sdx serve` (KServe v2 protocol over a model repository).
+//
+//   sdx-serve --model-repository models --port 8001
+//
+// SIGTERM and SIGINT are taken synchronously (sigwait on the main thread; every other thread has them
+// blocked), so shutdown runs in ordinary code, not in a signal handler: ServerReady turns false, the
+// server stops accepting calls, and the calls in flight finish (up to kDrainSeconds) before it exits.
+// Exit status: 0 after a clean shutdown, 1 when it cannot start (port taken, repository unreadable), 2 for
+// a usage error.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "serve/inference_service.h"
+#include "serve/model_repository.h"
+#include "serve/server_options.h"
+
+#ifndef SDX_VERSION_STRING
+#define SDX_VERSION_STRING "unknown"
+#endif
+
+namespace {
+
+constexpr int kDrainSeconds = 30;  // how long calls in flight may take to finish after SIGTERM
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "sdx-serve: error: %s\n(sdx-serve --help for the options)\n", message.c_str());
+  return 2;
+}
+
+// Loads every model; a model that fails is reported and left out (the index shows why), as the server
+// still serves the others.
+void load_models(sdx::serve::ModelRepository& repo) {
+  for (const std::string& name : repo.model_names()) {
+    sdx::Status st = repo.load(name);
+    if (st.is_ok()) {
+      std::fprintf(stderr, "sdx-serve: loaded model '%s'\n", name.c_str());
+    } else {
+      std::fprintf(stderr, "sdx-serve: model '%s' not loaded: %s\n", name.c_str(), st.to_string().c_str());
+    }
+  }
+}
+
+std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts, grpc::Service* service,
+                                           int* bound_port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  const std::string address = opts.host + ":" + std::to_string(opts.port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), bound_port);
+  // gRPC sets SO_REUSEPORT by default, so a second server on a taken port would start and share it
+  // silently; without it the bind fails and sdx-serve says so.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(opts.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(opts.max_message_bytes));
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sdx::serve::ServerOptions opts;
+  std::string error;
+  if (!sdx::serve::parse_server_options(argc, argv, &opts, &error)) return usage_error(error);
+  if (opts.help) {
+    std::fputs(sdx::serve::server_usage(), stdout);
+    return 0;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(opts.model_repository, ec))
+    return usage_error("model repository '" + opts.model_repository + "' is not a folder");
+
+  // Before any thread starts, so that every thread inherits the mask and only sigwait below takes them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  sdx::serve::ModelRepository repo(opts.model_repository, sdx::SessionOptions{});
+  load_models(repo);
+  sdx::serve::InferenceService service(&repo, SDX_VERSION_STRING);
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = start_server(opts, &service, &port);
+  if (!server || port == 0) {
+    std::fprintf(stderr, "sdx-serve: error: cannot listen on %s:%d (in use, or not an address of this machine)\n",
+                 opts.host.c_str(), opts.port);
+    return 1;
+  }
+  std::fprintf(stderr, "sdx-serve: listening on %s:%d\n", opts.host.c_str(), port);
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  std::fprintf(stderr, "sdx-serve: %s: shutting down, finishing requests in flight\n",
+               signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  service.set_ready(false);
+  server->GetHealthCheckService()->Shutdown();  // health checks answer NOT_SERVING from now on
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(kDrainSeconds));
+  server->Wait();
+  std::fprintf(stderr, "sdx-serve: stopped\n");
+  return 0;
+}

@@ -1,0 +1,138 @@
+#include "serve/model_repository.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace sdx::serve {
+namespace fs = std::filesystem;
+namespace {
+
+// A version folder's number: decimal digits only, no sign, at most 18 of them.
+bool parse_version(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  *out = std::stoll(s);
+  return true;
+}
+
+// The version folders of a model that hold a model.onnx, by number.
+std::map<int64_t, fs::path> version_files(const fs::path& model_dir) {
+  std::map<int64_t, fs::path> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(model_dir, ec)) {
+    int64_t v;
+    if (!e.is_directory(ec) || !parse_version(e.path().filename().string(), &v)) continue;
+    fs::path file = e.path() / "model.onnx";
+    if (fs::is_regular_file(file, ec)) out[v] = file;
+  }
+  return out;
+}
+
+}  // namespace
+
+ModelRepository::ModelRepository(std::string root, SessionOptions options)
+    : root_(std::move(root)), options_(std::move(options)) {}
+
+bool ModelRepository::valid_model_name(const std::string& name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+std::vector<std::string> ModelRepository::model_names() const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec) && valid_model_name(name)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status ModelRepository::load(const std::string& name) {
+  std::error_code ec;
+  const fs::path dir = fs::path(root_) / name;
+  if (!valid_model_name(name) || !fs::is_directory(dir, ec))
+    return Status(StatusCode::kNotFound, "model '" + name + "': no such model in the repository " + root_);
+  const std::map<int64_t, fs::path> files = version_files(dir);
+  Status failure;
+  if (files.empty())
+    failure = Status(StatusCode::kNotFound, "model '" + name + "': no version folder with a model.onnx in " +
+                                                dir.string() + " (expected " + name + "/1/model.onnx)");
+  auto model = std::make_shared<Model>();
+  for (const auto& [version, file] : files) {
+    if (!failure.is_ok()) break;
+    Result<Session> session = Session::load(file.string(), options_);
+    if (!session.is_ok()) {
+      failure = session.status().with_context("model '" + name + "' version " + std::to_string(version));
+      break;
+    }
+    model->versions[version] = std::make_shared<const Session>(std::move(session).value());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure.is_ok()) {
+    loaded_.erase(name);
+    failed_[name] = failure.message();
+    return failure;
+  }
+  loaded_[name] = std::move(model);
+  failed_.erase(name);
+  return Status::ok();
+}
+
+Status ModelRepository::load_all() {
+  Status first;
+  for (const std::string& name : model_names()) {
+    Status st = load(name);
+    if (!st.is_ok() && first.is_ok()) first = st;
+  }
+  return first;
+}
+
+Status ModelRepository::unload(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!loaded_.erase(name)) return Status(StatusCode::kNotFound, "model '" + name + "' is not loaded");
+  failed_.erase(name);
+  return Status::ok();
+}
+
+Result<ModelRepository::Entry> ModelRepository::find(const std::string& name, const std::string& version) const {
+  std::shared_ptr<const Model> model;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(name);
+    if (it == loaded_.end()) {
+      auto failed = failed_.find(name);
+      std::string why = failed != failed_.end() ? " (its load failed: " + failed->second + ")" : "";
+      return Status(StatusCode::kNotFound, "model '" + name + "' is not loaded" + why);
+    }
+    model = it->second;
+  }
+  Entry entry;
+  entry.name = name;
+  for (const auto& [v, session] : model->versions) entry.versions.push_back(std::to_string(v));
+  int64_t v = model->versions.rbegin()->first;
+  if (!version.empty() && (!parse_version(version, &v) || !model->versions.count(v)))
+    return Status(StatusCode::kNotFound, "model '" + name + "' has no version '" + version + "' loaded");
+  entry.version = std::to_string(v);
+  entry.session = model->versions.at(v);
+  return entry;
+}
+
+std::vector<ModelRepository::IndexRow> ModelRepository::index(bool ready_only) const {
+  std::vector<IndexRow> rows;
+  const std::vector<std::string> names = model_names();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::string& name : names) {
+    auto it = loaded_.find(name);
+    if (it != loaded_.end()) {
+      for (const auto& [v, session] : it->second->versions) rows.push_back({name, std::to_string(v), "READY", ""});
+    } else if (!ready_only) {
+      auto failed = failed_.find(name);
+      rows.push_back({name, "", "UNAVAILABLE", failed != failed_.end() ? failed->second : "unloaded"});
+    }
+  }
+  return rows;
+}
+
+}  // namespace sdx::serve

@@ -1,0 +1,89 @@
+#include "serve/server_options.h"
+
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+namespace sdx::serve {
+namespace {
+
+bool parse_int(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+const char* server_usage() {
+  return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--max-message-bytes N]\n"
+         "\n"
+         "Serves the ONNX models of DIR (NAME/VERSION/model.onnx) over gRPC with the KServe v2 protocol\n"
+         "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service.\n"
+         "\n"
+         "  --model-repository DIR   the model repository (required)\n"
+         "  --host HOST              address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
+         "  --port PORT              port to listen on (default 8001; 0: a free port, printed when listening)\n"
+         "  --max-message-bytes N    largest request or response message (default 1073741824)\n"
+         "\n"
+         "SIGTERM or SIGINT stops it: new requests are refused, requests in flight finish.\n";
+}
+
+bool parse_server_options(int argc, const char* const* argv, ServerOptions* out, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i], value;
+    if (arg == "-h" || arg == "--help") {
+      out->help = true;
+      return true;
+    }
+    const size_t eq = arg.find('=');
+    const bool inline_value = arg.rfind("--", 0) == 0 && eq != std::string_view::npos;
+    if (inline_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[i + 1];
+    }
+    const bool has_value = inline_value || i + 1 < argc;
+    if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes") {
+      *error = "unknown option '" + std::string(arg) + "'";
+      return false;
+    }
+    if (!has_value) {
+      *error = "option " + std::string(arg) + " needs a value";
+      return false;
+    }
+    if (!inline_value) ++i;
+    int64_t n = 0;
+    if (arg == "--model-repository") {
+      out->model_repository = value;
+    } else if (arg == "--host") {
+      out->host = value;
+    } else if (arg == "--port") {
+      if (!parse_int(value, 0, 65535, &n)) {
+        *error = "--port: '" + std::string(value) + "' is not a port number (0 to 65535)";
+        return false;
+      }
+      out->port = static_cast<int>(n);
+    } else {
+      if (!parse_int(value, 1024, INT32_MAX, &n)) {
+        *error = "--max-message-bytes: '" + std::string(value) + "' is not a size from 1024 to 2147483647";
+        return false;
+      }
+      out->max_message_bytes = n;
+    }
+  }
+  if (out->model_repository.empty()) {
+    *error = "--model-repository DIR is required";
+    return false;
+  }
+  if (out->host.empty()) {
+    *error = "--host: empty address";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sdx::serve

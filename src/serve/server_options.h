@@ -1,0 +1,27 @@
+// The command line of sdx-serve, parsed once into typed options.
+//
+//   serve::ServerOptions opts;
+//   std::string error;
+//   if (!serve::parse_server_options(argc, argv, &opts, &error)) { usage(error); return 2; }
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sdx::serve {
+
+struct ServerOptions {
+  std::string model_repository;          // --model-repository DIR (required)
+  std::string host = "127.0.0.1";        // --host: loopback unless told otherwise
+  int port = 8001;                       // --port: 0 picks a free port (printed when listening)
+  int64_t max_message_bytes = 1 << 30;   // --max-message-bytes: largest request or response
+  bool help = false;                     // --help
+};
+
+// False with a one-line `error` for an unknown option, a missing or malformed value.
+bool parse_server_options(int argc, const char* const* argv, ServerOptions* out, std::string* error);
+
+// The --help text.
+const char* server_usage();
+
+}  // namespace sdx::serve
