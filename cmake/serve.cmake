@@ -1,7 +1,9 @@
 # sdx-serve (`sdx serve`): the gRPC server of the KServe v2 protocol, src/serve/. It is not part of libsdx
 # (which stays free of gRPC): its layer compiles into a static library, sdx_serve_core, that the
 # executable and its tests link, on top of libsdx's public API. Needs Debian's libgrpc++-dev and
-# protobuf-compiler-grpc (scripts/setup.sh installs them); without them the build goes on without it.
+# protobuf-compiler-grpc (scripts/setup.sh installs them); without them the build goes on without it. The
+# /metrics endpoint serves HTTP with CivetWeb (Debian's libcivetweb-dev); without it sdx-serve is built
+# with no metrics endpoint (--metrics-port other than 0 is then refused at start).
 find_package(gRPC CONFIG QUIET)
 find_program(SDX_GRPC_CPP_PLUGIN grpc_cpp_plugin)
 if(NOT gRPC_FOUND OR NOT SDX_GRPC_CPP_PLUGIN)
@@ -28,6 +30,17 @@ add_library(sdx_serve_core STATIC ${SDX_SERVE_SOURCES} ${SDX_SERVE_PROTO_SRCS})
 add_dependencies(sdx_serve_core sdx_check_layers)
 target_include_directories(sdx_serve_core PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include ${_serve_gen})
 target_link_libraries(sdx_serve_core PUBLIC sdx gRPC::grpc++ protobuf::libprotobuf Threads::Threads)
+# Not find_package(civetweb): Debian's CMake package config names /usr/bin/civetweb (another package) and
+# fails the configure without it; the header and the library are all it takes.
+find_path(SDX_CIVETWEB_INCLUDE_DIR civetweb.h)
+find_library(SDX_CIVETWEB_LIBRARY civetweb)
+if(SDX_CIVETWEB_INCLUDE_DIR AND SDX_CIVETWEB_LIBRARY)
+  target_include_directories(sdx_serve_core PRIVATE ${SDX_CIVETWEB_INCLUDE_DIR})
+  target_link_libraries(sdx_serve_core PRIVATE ${SDX_CIVETWEB_LIBRARY})
+  target_compile_definitions(sdx_serve_core PRIVATE SDX_SERVE_HAS_CIVETWEB=1)
+else()
+  message(STATUS "sdx: CivetWeb not found (apt-get install libcivetweb-dev): sdx-serve without /metrics")
+endif()
 
 add_executable(sdx-serve ${CMAKE_SOURCE_DIR}/src/serve/main.cc)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/serve/main.cc PROPERTIES
@@ -41,4 +54,18 @@ if(SDX_BUILD_PYTHON)
   add_custom_command(TARGET sdx-serve POST_BUILD
     COMMAND ${CMAKE_COMMAND} -E make_directory ${SDX_PY_STAGE}/bin
     COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:sdx-serve> ${SDX_PY_STAGE}/bin)
+endif()
+
+# The libFuzzer target of the server's request decoding (fuzz/serve_request_fuzzer.cc; scripts/fuzz.sh
+# serve_request): the decoder, the KServe messages and the public Value on the small sdx_fuzz_frontend
+# library (CMakeLists.txt), without gRPC or the rest of libsdx.
+if(SDX_BUILD_FUZZERS)
+  add_executable(serve_request_fuzzer EXCLUDE_FROM_ALL ${CMAKE_SOURCE_DIR}/fuzz/serve_request_fuzzer.cc
+                 ${CMAKE_SOURCE_DIR}/src/serve/tensor_codec.cc ${CMAKE_SOURCE_DIR}/src/serve/datatype.cc
+                 ${CMAKE_SOURCE_DIR}/src/api/public_value.cc ${_serve_gen}/kserve/grpc_service.pb.cc)
+  target_include_directories(serve_request_fuzzer PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
+                             ${_serve_gen})
+  target_compile_options(serve_request_fuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(serve_request_fuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(serve_request_fuzzer PRIVATE sdx_fuzz_frontend protobuf::libprotobuf)
 endif()

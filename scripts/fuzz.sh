@@ -2,13 +2,16 @@
 # Fuzzes sdx with libFuzzer (clang, ASan + UBSan), seeded with the committed corpus fuzz/corpus/<target>/
 # (regenerate it with `python3 fuzz/make_corpus.py`).
 #
-#   bash scripts/fuzz.sh [onnx_model|onnx_loader|tensor_proto|bundle] [SECONDS]
+#   bash scripts/fuzz.sh [onnx_model|onnx_loader|tensor_proto|bundle|serve_request] [SECONDS]
 #
 # onnx_model   whole models: load, verify, optimize, plan, run (links all of libsdx: a full ASan build)
 # onnx_loader  whole models through the front end only: parse, import, type inference, verifier
 # tensor_proto TensorProto / SequenceProto / OptionalProto parsing
 # bundle       .sdx bundles: the container checks, the optimized graph with its node opsets, the model gate
-# (onnx_loader, tensor_proto and bundle link a small library of src/core, src/frontend and src/ir.)
+# serve_request sdx-serve's request decoding: bytes as a KServe inference.ModelInferRequest, decoded against
+#              a fixed model's inputs (needs gRPC installed, as sdx-serve does: cmake/serve.cmake)
+# (onnx_loader, tensor_proto, bundle and serve_request link a small library of src/core, src/frontend and
+# src/ir.)
 #
 # The working corpus (the committed seeds plus what libFuzzer adds) is build/fuzz/corpus/<target>; the
 # repository is never written. Crashes go to build/fuzz/crashes/. Prints the build and fuzzing times.
@@ -17,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-onnx_model}
 seconds=${2:-60}
-case "$target" in onnx_model|onnx_loader|tensor_proto|bundle) ;; *) echo "unknown fuzz target '$target'" >&2; exit 2 ;; esac
+case "$target" in onnx_model|onnx_loader|tensor_proto|bundle|serve_request) ;; *) echo "unknown fuzz target '$target'" >&2; exit 2 ;; esac
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "[sdx fuzz] installing clang and its libFuzzer runtime" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-dev >/dev/null 2>&1 ||

@@ -13,9 +13,9 @@ ninja -C build/tsan sdx_tests >build/tsan-build.log 2>&1 || { tail -n 40 build/t
 # Every test whose name says it exercises concurrency; TSAN turns any data race into a failure.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/sdx_tests --gtest_filter='*Concurren*' --gtest_brief=1
 
-echo "== libFuzzer: front-end targets, 30 s each on the committed corpus (fuzz/README.md) =="
+echo "== libFuzzer: front-end and server-request targets, 30 s each on the committed corpus (fuzz/README.md) =="
 # onnx_model_fuzzer is left out: it needs a clang ASan build of all of libsdx (bash scripts/fuzz.sh onnx_model).
-for target in tensor_proto onnx_loader bundle; do
+for target in tensor_proto onnx_loader bundle serve_request; do
   SDX_FUZZ_SEED=1 bash scripts/fuzz.sh "$target" 30 >"build/fuzz-$target.log" 2>&1 || { tail -n 60 "build/fuzz-$target.log"; exit 1; }
   grep -E '^\[sdx fuzz\]|^Done ' "build/fuzz-$target.log"
 done

@@ -5,7 +5,8 @@ lib/libsdx.so (the build tree stages it the same way, build/<dir>/python/sdx/bin
 arguments and replaces itself with it (exec), so signals (SIGTERM: drain and stop) and the exit status
 are the server's own:
 
-    sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--max-message-bytes N]
+    sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--metrics-port 8002]
+              [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--log-requests]
 
 SDX_SERVE_EXECUTABLE, when set, names the executable to run instead.
 """
@@ -33,8 +34,10 @@ def server_argv(args) -> list[str]:
                          "apt-get install libgrpc++-dev protobuf-compiler-grpc, then rebuild)")
     if not os.path.isdir(args.model_repository):
         raise UsageError(f"model repository '{args.model_repository}' is not a folder")
-    return [exe, "--model-repository", args.model_repository, "--host", args.host, "--port", str(args.port),
-            "--max-message-bytes", str(args.max_message_bytes)]
+    argv = [exe, "--model-repository", args.model_repository, "--host", args.host, "--port", str(args.port),
+            "--metrics-port", str(args.metrics_port), "--max-queue", str(args.max_queue),
+            "--model-concurrency", str(args.model_concurrency), "--max-message-bytes", str(args.max_message_bytes)]
+    return argv + (["--log-requests"] if args.log_requests else [])
 
 
 def cmd_serve(args) -> int:
@@ -55,6 +58,15 @@ def add_parser(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int_at_least(0), default=8001,
                    help="port to listen on (default 8001; 0: a free port, printed when listening)")
+    p.add_argument("--metrics-port", type=int_at_least(0), default=8002, metavar="PORT",
+                   help="Prometheus metrics at http://HOST:PORT/metrics (default 8002; 0: no metrics endpoint)")
+    p.add_argument("--max-queue", type=int_at_least(1), default=64, metavar="N",
+                   help="requests in flight or waiting per model (default 64); beyond it ModelInfer answers "
+                        "RESOURCE_EXHAUSTED with a retry hint")
+    p.add_argument("--model-concurrency", type=int_at_least(0), default=0, metavar="N",
+                   help="requests running at once per model (default 0: the hardware threads)")
+    p.add_argument("--log-requests", action="store_true",
+                   help="log one structured line per request on stderr (debug)")
     p.add_argument("--max-message-bytes", type=int_at_least(1024), default=1 << 30, metavar="N",
                    help="largest request or response message (default 1073741824)")
     p.set_defaults(fn=cmd_serve)

@@ -1,6 +1,12 @@
 #include "serve/inference_service.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <exception>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "serve/datatype.h"
@@ -23,6 +29,37 @@ grpc::Status guarded(const char* rpc, Body&& body) {
   }
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A gauge raised for a scope (exceptions included).
+struct GaugeHold {
+  explicit GaugeHold(Metric* gauge) : gauge(gauge) { gauge->add(1); }
+  ~GaugeHold() { gauge->add(-1); }
+  GaugeHold(const GaugeHold&) = delete;
+  GaugeHold& operator=(const GaugeHold&) = delete;
+  Metric* gauge;
+};
+
+// How long a refused caller should wait: the model's mean request time, once per full round of run slots
+// ahead of it; 1 ms to 10 s.
+int64_t retry_hint_ms(const AdmissionGate& gate, const ModelMetrics& metrics) {
+  const uint64_t n = metrics.duration->count();
+  const double mean_ms = n ? metrics.duration->sum() * 1e3 / static_cast<double>(n) : 1.0;
+  const double rounds = static_cast<double>(gate.admitted()) / gate.concurrency() + 1.0;
+  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(mean_ms * rounds)), 1, 10000);
+}
+
+// The request id as a log field: at most 64 printable characters, no spaces or quotes.
+std::string log_field(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 64)) out += (c > ' ' && c < 127 && c != '"' && c != '\\') ? c : '_';
+  return out.empty() ? "-" : out;
+}
+
 void describe(const ValueInfo& info, inference::ModelMetadataResponse::TensorMetadata* out) {
   out->set_name(info.name);
   const char* datatype = info.is_tensor ? datatype_name(info.element_type) : nullptr;
@@ -32,8 +69,19 @@ void describe(const ValueInfo& info, inference::ModelMetadataResponse::TensorMet
 
 }  // namespace
 
-InferenceService::InferenceService(ModelRepository* repository, std::string server_version)
-    : repository_(repository), server_version_(std::move(server_version)) {}
+InferenceService::InferenceService(ModelRepository* repository, std::string server_version, ServeMetrics* metrics,
+                                   AdmissionOptions admission)
+    : repository_(repository), metrics_(metrics), admission_(admission), server_version_(std::move(server_version)) {}
+
+void InferenceService::log_request(const inference::ModelInferRequest& request, const grpc::Status& status,
+                                   double total, const Timings& t) {
+  // One line, key=value, written by one fprintf (stderr is unbuffered and locked per call: lines never mix).
+  std::fprintf(stderr,
+               "sdx-serve: request model=%s version=%s id=%s status=%s total_us=%.1f queue_us=%.1f run_us=%.1f\n",
+               log_field(request.model_name()).c_str(), log_field(request.model_version()).c_str(),
+               log_field(request.id()).c_str(), grpc_code_name(status.error_code()), total * 1e6,
+               t.queue_wait * 1e6, t.run * 1e6);
+}
 
 grpc::Status InferenceService::ServerLive(grpc::ServerContext*, const inference::ServerLiveRequest*,
                                           inference::ServerLiveResponse* response) {
@@ -78,25 +126,94 @@ grpc::Status InferenceService::ModelMetadata(grpc::ServerContext*, const inferen
   });
 }
 
-grpc::Status InferenceService::ModelInfer(grpc::ServerContext*, const inference::ModelInferRequest* request,
+AdmissionGate* InferenceService::gate(const std::string& model) {
+  {
+    std::shared_lock<std::shared_mutex> lock(gates_mutex_);
+    auto it = gates_.find(model);
+    if (it != gates_.end()) return it->second.get();
+  }
+  std::unique_lock<std::shared_mutex> lock(gates_mutex_);
+  auto& g = gates_[model];
+  if (!g) g = std::make_unique<AdmissionGate>(admission_.max_queue, admission_.model_concurrency);
+  return g.get();
+}
+
+void InferenceService::refresh_metrics() {
+  std::set<std::string> loaded;
+  for (const ModelRepository::IndexRow& row : repository_->index(true)) loaded.insert(row.name);
+  metrics_->models_loaded()->set(static_cast<int64_t>(loaded.size()));
+}
+
+grpc::Status InferenceService::ModelInfer(grpc::ServerContext* context, const inference::ModelInferRequest* request,
                                           inference::ModelInferResponse* response) {
-  return guarded("ModelInfer", [&] {
+  const Clock::time_point start = Clock::now();
+  Timings t;
+  ModelMetrics* metrics = nullptr;
+  grpc::Status status = guarded("ModelInfer", [&] {
     Result<ModelRepository::Entry> found = repository_->find(request->model_name(), request->model_version());
-    if (!found.is_ok()) return to_grpc(found.status());
-    const ModelRepository::Entry& model = found.value();
-    const std::string context = "model '" + model.name + "' version " + model.version;
-    Session::Feeds feeds;
-    std::vector<std::string> names;
-    Status st = decode_inputs(*request, model.session->inputs(), &feeds);
-    if (st.is_ok()) st = requested_outputs(*request, model.session->outputs(), &names);
-    if (!st.is_ok()) return to_grpc(st.with_context(context));
-    Result<std::vector<Value>> outputs = model.session->run(feeds, names);
-    if (!outputs.is_ok()) return to_grpc(outputs.status().with_context(context));
-    response->set_model_name(model.name);
-    response->set_model_version(model.version);
-    response->set_id(request->id());
-    return to_grpc(encode_outputs(names, outputs.value(), response).with_context(context));
+    if (!found.is_ok()) {
+      metrics = metrics_->unknown_model();
+      return to_grpc(found.status());
+    }
+    metrics = metrics_->model(found.value().name);
+    return infer(context, *request, response, found.value(), metrics, &t);
   });
+  const double total = seconds_since(start);
+  if (!metrics) metrics = metrics_->unknown_model();  // an exception before the model was looked up
+  metrics->requests(status.error_code())->add(1);
+  metrics->duration->observe(total);
+  if (t.ran) metrics->overhead->observe(total - t.queue_wait - t.run);
+  if (admission_.log_requests) log_request(*request, status, total, t);
+  return status;
+}
+
+grpc::Status InferenceService::infer(grpc::ServerContext* context, const inference::ModelInferRequest& request,
+                                     inference::ModelInferResponse* response, const ModelRepository::Entry& model,
+                                     ModelMetrics* metrics, Timings* t) {
+  const std::string context_text = "model '" + model.name + "' version " + model.version;
+  Session::Feeds feeds;
+  std::vector<std::string> names;
+  Status st = decode_inputs(request, model.session->inputs(), &feeds);
+  if (st.is_ok()) st = requested_outputs(request, model.session->outputs(), &names);
+  if (!st.is_ok()) return to_grpc(st.with_context(context_text));
+
+  AdmissionGate* g = gate(model.name);
+  AdmissionGate::Ticket ticket = g->enter();
+  if (!ticket.admitted()) {
+    metrics->rejected_queue_full->add(1);
+    const int64_t ms = retry_hint_ms(*g, *metrics);
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", std::to_string(ms));
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        context_text + ": queue full (" + std::to_string(g->max_queue()) +
+                            " requests in flight or waiting, --max-queue); retry in about " + std::to_string(ms) +
+                            " ms");
+  }
+  const Clock::time_point queued = Clock::now();
+  bool slot = false;
+  {
+    GaugeHold waiting(metrics->queue_depth);
+    slot = ticket.wait_for_slot(context->deadline());
+  }
+  t->queue_wait = seconds_since(queued);
+  if (!slot || std::chrono::system_clock::now() > context->deadline()) {
+    metrics->rejected_deadline->add(1);
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        context_text + ": the request's deadline passed before it could run; it was not run");
+  }
+  std::optional<Result<std::vector<Value>>> run;
+  {
+    GaugeHold running(metrics->inflight);
+    const Clock::time_point run_start = Clock::now();
+    run.emplace(model.session->run(feeds, names));
+    t->run = seconds_since(run_start);
+    t->ran = true;
+  }
+  Result<std::vector<Value>>& outputs = *run;
+  if (!outputs.is_ok()) return to_grpc(outputs.status().with_context(context_text));
+  response->set_model_name(model.name);
+  response->set_model_version(model.version);
+  response->set_id(request.id());
+  return to_grpc(encode_outputs(names, outputs.value(), response).with_context(context_text));
 }
 
 grpc::Status InferenceService::RepositoryIndex(grpc::ServerContext*, const inference::RepositoryIndexRequest* request,

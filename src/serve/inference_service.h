@@ -4,7 +4,8 @@
 //
 //   serve::ModelRepository repo(dir, options);
 //   repo.load_all();
-//   serve::InferenceService service(&repo, "0.1.0");
+//   serve::ServeMetrics metrics;
+//   serve::InferenceService service(&repo, "0.1.0", &metrics, serve::AdmissionOptions{64, 8, false});
 //   grpc::ServerBuilder builder;
 //   builder.RegisterService(&service);
 //
@@ -13,19 +14,40 @@
 // the protocol that are not implemented (ModelConfig, statistics, streaming, shared memory) answer
 // UNIMPLEMENTED. Handlers run on gRPC's threads, several at once; the repository and sdx::Session are
 // thread-safe.
+//
+// ModelInfer goes through its model's AdmissionGate (admission.h): a request is decoded and checked first
+// (a bad one never takes a place), then admitted or refused at once with RESOURCE_EXHAUSTED and a retry
+// hint (trailing metadata grpc-retry-pushback-ms, and the message says when), then waits for a run slot
+// until its gRPC deadline; one whose deadline has passed when its turn comes is dropped (DEADLINE_EXCEEDED)
+// without running. Every call is counted in the metrics (serve_metrics.h).
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <shared_mutex>
 #include <string>
 
 #include "kserve/grpc_service.grpc.pb.h"
+#include "serve/admission.h"
 #include "serve/model_repository.h"
+#include "serve/serve_metrics.h"
 
 namespace sdx::serve {
 
+struct AdmissionOptions {
+  int max_queue = 64;         // requests in flight or waiting, per model
+  int model_concurrency = 1;  // requests running at once, per model
+  bool log_requests = false;  // one structured line per ModelInfer on stderr
+};
+
 class InferenceService final : public inference::GRPCInferenceService::Service {
  public:
-  InferenceService(ModelRepository* repository, std::string server_version);
+  InferenceService(ModelRepository* repository, std::string server_version, ServeMetrics* metrics,
+                   AdmissionOptions admission);
+
+  // Sets the gauges that are read rather than kept (sdx_models_loaded); called before each scrape.
+  void refresh_metrics();
 
   // ServerReady answers false once shutdown has begun (load balancers stop sending new requests).
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
@@ -50,7 +72,22 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
                                      inference::RepositoryModelUnloadResponse*) override;
 
  private:
+  struct Timings {
+    double queue_wait = 0, run = 0;  // seconds
+    bool ran = false;                // the session ran (timings complete)
+  };
+  AdmissionGate* gate(const std::string& model);
+  grpc::Status infer(grpc::ServerContext* context, const inference::ModelInferRequest& request,
+                     inference::ModelInferResponse* response, const ModelRepository::Entry& model,
+                     ModelMetrics* metrics, Timings* t);
+  void log_request(const inference::ModelInferRequest& request, const grpc::Status& status, double total,
+                   const Timings& t);
+
   ModelRepository* repository_;
+  ServeMetrics* metrics_;
+  AdmissionOptions admission_;
+  std::shared_mutex gates_mutex_;  // guards gates_ (lookups shared, creation exclusive); gates are kept
+  std::map<std::string, std::unique_ptr<AdmissionGate>> gates_;
   std::string server_version_;
   std::atomic<bool> ready_{true};  // relaxed: a hint for health checks, publishing nothing else
 };

@@ -5,20 +5,25 @@
 // SIGTERM and SIGINT are taken synchronously (sigwait on the main thread; every other thread has them
 // blocked), so shutdown runs in ordinary code, not in a signal handler: ServerReady turns false, the
 // server stops accepting calls, and the calls in flight finish (up to kDrainSeconds) before it exits.
-// Exit status: 0 after a clean shutdown, 1 when it cannot start (port taken, repository unreadable), 2 for
+// The Prometheus endpoint (--metrics-port, metrics_http.h) starts before the gRPC port and stops after it.
+// Exit status: 0 after a clean shutdown, 1 when it cannot start (a port taken, repository unreadable), 2 for
 // a usage error.
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "serve/inference_service.h"
+#include "serve/metrics_http.h"
 #include "serve/model_repository.h"
+#include "serve/serve_metrics.h"
 #include "serve/server_options.h"
 
 #ifndef SDX_VERSION_STRING
@@ -85,7 +90,29 @@ int main(int argc, char** argv) {
 
   sdx::serve::ModelRepository repo(opts.model_repository, sdx::SessionOptions{});
   load_models(repo);
-  sdx::serve::InferenceService service(&repo, SDX_VERSION_STRING);
+  sdx::serve::ServeMetrics metrics;
+  sdx::serve::AdmissionOptions admission;
+  admission.max_queue = opts.max_queue;
+  admission.model_concurrency = opts.model_concurrency > 0
+                                    ? opts.model_concurrency
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  admission.log_requests = opts.log_requests;
+  sdx::serve::InferenceService service(&repo, SDX_VERSION_STRING, &metrics, admission);
+  std::unique_ptr<sdx::serve::MetricsHttpServer> metrics_http;
+  if (opts.metrics_port != 0) {
+    metrics_http = sdx::serve::MetricsHttpServer::start(
+        opts.host, opts.metrics_port,
+        [&] {
+          service.refresh_metrics();
+          return metrics.render();
+        },
+        &error);
+    if (!metrics_http) {
+      std::fprintf(stderr, "sdx-serve: error: %s\n", error.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "sdx-serve: metrics on http://%s:%d/metrics\n", opts.host.c_str(), opts.metrics_port);
+  }
   int port = 0;
   std::unique_ptr<grpc::Server> server = start_server(opts, &service, &port);
   if (!server || port == 0) {
@@ -103,6 +130,7 @@ int main(int argc, char** argv) {
   server->GetHealthCheckService()->Shutdown();  // health checks answer NOT_SERVING from now on
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(kDrainSeconds));
   server->Wait();
+  metrics_http.reset();
   std::fprintf(stderr, "sdx-serve: stopped\n");
   return 0;
 }

@@ -18,7 +18,8 @@ bool parse_int(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
 }  // namespace
 
 const char* server_usage() {
-  return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--max-message-bytes N]\n"
+  return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--metrics-port PORT]\n"
+         "                 [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--log-requests]\n"
          "\n"
          "Serves the ONNX models of DIR (NAME/VERSION/model.onnx) over gRPC with the KServe v2 protocol\n"
          "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service.\n"
@@ -26,7 +27,12 @@ const char* server_usage() {
          "  --model-repository DIR   the model repository (required)\n"
          "  --host HOST              address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
          "  --port PORT              port to listen on (default 8001; 0: a free port, printed when listening)\n"
+         "  --metrics-port PORT      Prometheus metrics at http://HOST:PORT/metrics (default 8002; 0: off)\n"
+         "  --max-queue N            requests in flight or waiting per model (default 64); beyond it\n"
+         "                           ModelInfer answers RESOURCE_EXHAUSTED with a retry hint\n"
+         "  --model-concurrency N    requests running at once per model (default: the hardware threads)\n"
          "  --max-message-bytes N    largest request or response message (default 1073741824)\n"
+         "  --log-requests           one structured line per request on stderr (debug)\n"
          "\n"
          "SIGTERM or SIGINT stops it: new requests are refused, requests in flight finish.\n";
 }
@@ -38,6 +44,10 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
       out->help = true;
       return true;
     }
+    if (arg == "--log-requests") {
+      out->log_requests = true;
+      continue;
+    }
     const size_t eq = arg.find('=');
     const bool inline_value = arg.rfind("--", 0) == 0 && eq != std::string_view::npos;
     if (inline_value) {
@@ -47,7 +57,8 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
       value = argv[i + 1];
     }
     const bool has_value = inline_value || i + 1 < argc;
-    if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes") {
+    if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes" &&
+        arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency") {
       *error = "unknown option '" + std::string(arg) + "'";
       return false;
     }
@@ -67,6 +78,19 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
         return false;
       }
       out->port = static_cast<int>(n);
+    } else if (arg == "--metrics-port") {
+      if (!parse_int(value, 0, 65535, &n)) {
+        *error = "--metrics-port: '" + std::string(value) + "' is not a port number (0 to 65535; 0: no metrics)";
+        return false;
+      }
+      out->metrics_port = static_cast<int>(n);
+    } else if (arg == "--max-queue" || arg == "--model-concurrency") {
+      if (!parse_int(value, arg == "--max-queue" ? 1 : 0, 1 << 20, &n)) {
+        *error = std::string(arg) + ": '" + std::string(value) + "' is not a count from " +
+                 (arg == "--max-queue" ? "1" : "0") + " to 1048576";
+        return false;
+      }
+      (arg == "--max-queue" ? out->max_queue : out->model_concurrency) = static_cast<int>(n);
     } else {
       if (!parse_int(value, 1024, INT32_MAX, &n)) {
         *error = "--max-message-bytes: '" + std::string(value) + "' is not a size from 1024 to 2147483647";

@@ -15,6 +15,10 @@ struct ServerOptions {
   std::string host = "127.0.0.1";        // --host: loopback unless told otherwise
   int port = 8001;                       // --port: 0 picks a free port (printed when listening)
   int64_t max_message_bytes = 1 << 30;   // --max-message-bytes: largest request or response
+  int metrics_port = 8002;               // --metrics-port: Prometheus GET /metrics on --host; 0: none
+  int max_queue = 64;                    // --max-queue: requests in flight or waiting, per model
+  int model_concurrency = 0;             // --model-concurrency: requests running at once per model; 0: cores
+  bool log_requests = false;             // --log-requests: one structured line per request on stderr
   bool help = false;                     // --help
 };
 

@@ -80,6 +80,8 @@ def repository(tmp_path_factory):
 def start_server(repository, log_path, *extra):
     log = open(log_path, "w")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    if "--metrics-port" not in extra:
+        extra = ("--metrics-port", "0", *extra)  # several servers run at once: no fixed metrics port
     proc = subprocess.Popen([sys.executable, "-m", "sdx", "serve", "--model-repository", str(repository),
                              "--port", "0", *extra], stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.time() + 120

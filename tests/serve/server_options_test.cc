@@ -27,6 +27,28 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(p.max_message_bytes, 4096);
 }
 
+TEST(ServerOptions, AdmissionAndMetrics) {
+  ServerOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--model-repository", "m"}, &o, &error)) << error;
+  EXPECT_EQ(o.metrics_port, 8002);
+  EXPECT_EQ(o.max_queue, 64);
+  EXPECT_EQ(o.model_concurrency, 0);  // the hardware threads
+  EXPECT_FALSE(o.log_requests);
+  ServerOptions p;
+  ASSERT_TRUE(parse({"--model-repository", "m", "--metrics-port", "0", "--max-queue=1", "--log-requests",
+                     "--model-concurrency", "2"}, &p, &error)) << error;
+  EXPECT_EQ(p.metrics_port, 0);
+  EXPECT_EQ(p.max_queue, 1);
+  EXPECT_EQ(p.model_concurrency, 2);
+  EXPECT_TRUE(p.log_requests);
+  ServerOptions q;
+  EXPECT_FALSE(parse({"--model-repository", "m", "--max-queue", "0"}, &q, &error));
+  EXPECT_NE(error.find("--max-queue"), std::string::npos);
+  EXPECT_FALSE(parse({"--model-repository", "m", "--metrics-port", "70000"}, &q, &error));
+  EXPECT_NE(error.find("--metrics-port"), std::string::npos);
+}
+
 TEST(ServerOptions, UsageErrorsAreOneLine) {
   const std::vector<std::vector<const char*>> bad = {
       {},                                                  // no repository

@@ -1,0 +1,68 @@
+#include "serve/serve_metrics.h"
+
+#include <mutex>
+
+namespace sdx::serve {
+
+const char* grpc_code_name(grpc::StatusCode code) {
+  static const char* const kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+                                       "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  const int i = static_cast<int>(code);
+  return i >= 0 && i < 17 ? kNames[i] : "UNKNOWN";
+}
+
+Metric* ModelMetrics::requests(grpc::StatusCode code) {
+  int i = static_cast<int>(code);
+  if (i < 0 || i >= kCodes) i = kCodes;  // out-of-range codes share one slot, named UNKNOWN
+  Metric* m = by_code_[i].load(std::memory_order_acquire);
+  if (!m) {
+    // Two threads may both get here; child() returns the same series to both, so either store is right.
+    m = requests_->child({{"model", model_}, {"status", grpc_code_name(code)}});
+    by_code_[i].store(m, std::memory_order_release);
+  }
+  return m;
+}
+
+ServeMetrics::ServeMetrics() {
+  requests_ = registry_.family("sdx_requests_total", "ModelInfer calls, by model and gRPC status.",
+                               MetricType::kCounter);
+  duration_ = registry_.histogram("sdx_request_duration_seconds",
+                                  "ModelInfer handler time, from entry to the answer.", kLatencyBuckets);
+  overhead_ = registry_.histogram("sdx_request_overhead_seconds",
+                                  "ModelInfer handler time minus queue wait minus the session's run time.",
+                                  kLatencyBuckets);
+  queue_depth_ = registry_.family("sdx_queue_depth", "Admitted requests waiting for a run slot.", MetricType::kGauge);
+  inflight_ = registry_.family("sdx_inflight", "Requests running.", MetricType::kGauge);
+  rejected_ = registry_.family("sdx_rejected_total", "Requests refused before running, by reason.",
+                               MetricType::kCounter);
+  models_loaded_ = registry_.family("sdx_models_loaded", "Models with a loaded version.", MetricType::kGauge)
+                       ->child({});
+  unknown_ = std::make_unique<ModelMetrics>(requests_, "");
+  unknown_->duration = duration_->child({{"model", ""}});
+}
+
+ModelMetrics* ServeMetrics::model(const std::string& name) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = models_.find(name);
+    if (it != models_.end()) return it->second.get();
+  }
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto& slot = models_[name];
+  if (!slot) {
+    auto m = std::make_unique<ModelMetrics>(requests_, name);
+    const MetricLabels labels = {{"model", name}};
+    m->duration = duration_->child(labels);
+    m->overhead = overhead_->child(labels);
+    m->queue_depth = queue_depth_->child(labels);
+    m->inflight = inflight_->child(labels);
+    m->rejected_queue_full = rejected_->child({{"model", name}, {"reason", "queue_full"}});
+    m->rejected_deadline = rejected_->child({{"model", name}, {"reason", "deadline"}});
+    slot = std::move(m);
+  }
+  return slot.get();
+}
+
+}  // namespace sdx::serve

@@ -1,0 +1,81 @@
+// The metrics sdx-serve exports (GET /metrics on --metrics-port), by model:
+//
+//   sdx_requests_total{model,status}          ModelInfer calls by gRPC status name (OK, NOT_FOUND, ...)
+//   sdx_request_duration_seconds{model}       histogram: the handler's time, entry to answer
+//   sdx_request_overhead_seconds{model}       histogram: the handler's time minus the queue wait and the
+//                                             session's run: the server's own cost (lookup, decode, encode)
+//   sdx_queue_depth{model}                    gauge: admitted requests waiting for a run slot
+//   sdx_inflight{model}                       gauge: requests running
+//   sdx_rejected_total{model,reason}          refused before running: queue_full, deadline
+//   sdx_models_loaded                         gauge: models with a loaded version (set at each scrape)
+//
+// Requests for a model that is not loaded count under model="" (a client cannot create series by naming
+// models that do not exist).
+//
+//   serve::ServeMetrics metrics;
+//   serve::ModelMetrics* m = metrics.model("add");       // created once per model, kept
+//   m->requests(grpc::StatusCode::OK)->add(1);
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+
+#include "serve/metrics.h"
+
+namespace sdx::serve {
+
+// gRPC's name of a status code ("OK", "RESOURCE_EXHAUSTED", ...).
+const char* grpc_code_name(grpc::StatusCode code);
+
+class ModelMetrics {
+ public:
+  ModelMetrics(MetricFamily* requests, std::string model) : requests_(requests), model_(std::move(model)) {}
+
+  // The sdx_requests_total series of a status, created on its first use.
+  Metric* requests(grpc::StatusCode code);
+
+  Metric* duration = nullptr;
+  Metric* overhead = nullptr;
+  Metric* queue_depth = nullptr;
+  Metric* inflight = nullptr;
+  Metric* rejected_queue_full = nullptr;
+  Metric* rejected_deadline = nullptr;
+
+ private:
+  static constexpr int kCodes = 17;  // grpc::StatusCode 0..16
+  MetricFamily* requests_;
+  std::string model_;
+  // Release on store / acquire on load: publishes the Metric that MetricFamily::child constructed, to
+  // threads that find the pointer here without taking the family's mutex.
+  std::array<std::atomic<Metric*>, kCodes + 1> by_code_{};
+};
+
+class ServeMetrics {
+ public:
+  ServeMetrics();
+
+  // A model's series, created on first use and never removed.
+  ModelMetrics* model(const std::string& name);
+  // The series of requests for models that are not loaded (model=""): requests() and duration only; the
+  // gauges and rejection counters are null (such a request is never queued).
+  ModelMetrics* unknown_model() { return unknown_.get(); }
+
+  Metric* models_loaded() const { return models_loaded_; }
+  std::string render() const { return registry_.render(); }
+
+ private:
+  MetricsRegistry registry_;
+  MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_;
+  Metric* models_loaded_;
+  std::unique_ptr<ModelMetrics> unknown_;
+  mutable std::shared_mutex mutex_;  // guards models_ (lookups shared, creation exclusive)
+  std::map<std::string, std::unique_ptr<ModelMetrics>> models_;
+};
+
+}  // namespace sdx::serve

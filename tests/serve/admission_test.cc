@@ -1,0 +1,79 @@
+#include "serve/admission.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace sdx::serve {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+TEST(AdmissionGate, RefusesBeyondTheQueueAndGivesPlacesBack) {
+  AdmissionGate gate(/*max_queue=*/2, /*concurrency=*/1);
+  {
+    AdmissionGate::Ticket a = gate.enter();
+    AdmissionGate::Ticket b = gate.enter();
+    AdmissionGate::Ticket c = gate.enter();
+    EXPECT_TRUE(a.admitted());
+    EXPECT_TRUE(b.admitted());
+    EXPECT_FALSE(c.admitted());  // full: refused at once
+    EXPECT_EQ(gate.admitted(), 2);
+  }
+  EXPECT_EQ(gate.admitted(), 0);
+  EXPECT_TRUE(gate.enter().admitted());
+}
+
+TEST(AdmissionGate, WaitingPastTheDeadlineFails) {
+  AdmissionGate gate(4, 1);
+  AdmissionGate::Ticket running = gate.enter();
+  ASSERT_TRUE(running.wait_for_slot(system_clock::time_point::max()));
+  AdmissionGate::Ticket waiting = gate.enter();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(waiting.wait_for_slot(system_clock::now() + milliseconds(20)));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(15));
+  EXPECT_FALSE(gate.enter().wait_for_slot(system_clock::now() - milliseconds(1)));  // already past
+}
+
+TEST(AdmissionGate, AReleasedSlotGoesToAWaiter) {
+  AdmissionGate gate(4, 1);
+  std::optional<AdmissionGate::Ticket> running(gate.enter());
+  ASSERT_TRUE(running->wait_for_slot(system_clock::time_point::max()));
+  std::thread release([&] {
+    std::this_thread::sleep_for(milliseconds(20));
+    running.reset();  // gives its slot back
+  });
+  AdmissionGate::Ticket waiting = gate.enter();
+  EXPECT_TRUE(waiting.wait_for_slot(system_clock::now() + std::chrono::seconds(30)));
+  release.join();
+}
+
+TEST(AdmissionGate, AtMostConcurrencyRunAtOnce) {
+  AdmissionGate gate(64, 3);
+  std::atomic<int> running{0}, most{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&] {
+      AdmissionGate::Ticket t = gate.enter();
+      ASSERT_TRUE(t.admitted());
+      ASSERT_TRUE(t.wait_for_slot(system_clock::time_point::max()));
+      const int now = running.fetch_add(1) + 1;
+      int m = most.load();
+      while (now > m && !most.compare_exchange_weak(m, now)) {
+      }
+      std::this_thread::sleep_for(milliseconds(2));
+      running.fetch_sub(1);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_LE(most.load(), 3);
+  EXPECT_EQ(gate.admitted(), 0);
+}
+
+}  // namespace
+}  // namespace sdx::serve
