@@ -12,17 +12,22 @@ if(NOT gRPC_FOUND OR NOT SDX_GRPC_CPP_PLUGIN)
 endif()
 message(STATUS "sdx: sdx-serve on gRPC ${gRPC_VERSION}")
 
-# The protocol (proto/kserve/grpc_service.proto) -> C++ messages and service stubs in gen/kserve/.
+# The protocols -> C++ messages and service stubs in gen/: KServe's (proto/kserve/grpc_service.proto) and
+# sdx's own extension service beside it (proto/sdx/v1/remote.proto, standalone).
 set(_serve_gen ${CMAKE_BINARY_DIR}/gen)
-set(_serve_proto ${CMAKE_SOURCE_DIR}/proto/kserve/grpc_service.proto)
-set(SDX_SERVE_PROTO_SRCS ${_serve_gen}/kserve/grpc_service.pb.cc ${_serve_gen}/kserve/grpc_service.grpc.pb.cc)
-add_custom_command(
-  OUTPUT ${SDX_SERVE_PROTO_SRCS} ${_serve_gen}/kserve/grpc_service.pb.h ${_serve_gen}/kserve/grpc_service.grpc.pb.h
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${_serve_gen}
-  COMMAND protobuf::protoc --cpp_out=${_serve_gen} --grpc_out=${_serve_gen}
-          --plugin=protoc-gen-grpc=${SDX_GRPC_CPP_PLUGIN} -I${CMAKE_SOURCE_DIR}/proto ${_serve_proto}
-  DEPENDS ${_serve_proto} protobuf::protoc
-  COMMENT "Generating the KServe v2 gRPC service")
+set(SDX_SERVE_PROTO_SRCS)
+foreach(_proto kserve/grpc_service sdx/v1/remote)
+  set(_proto_file ${CMAKE_SOURCE_DIR}/proto/${_proto}.proto)
+  list(APPEND SDX_SERVE_PROTO_SRCS ${_serve_gen}/${_proto}.pb.cc ${_serve_gen}/${_proto}.grpc.pb.cc)
+  add_custom_command(
+    OUTPUT ${_serve_gen}/${_proto}.pb.cc ${_serve_gen}/${_proto}.grpc.pb.cc ${_serve_gen}/${_proto}.pb.h
+           ${_serve_gen}/${_proto}.grpc.pb.h
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_serve_gen}
+    COMMAND protobuf::protoc --cpp_out=${_serve_gen} --grpc_out=${_serve_gen}
+            --plugin=protoc-gen-grpc=${SDX_GRPC_CPP_PLUGIN} -I${CMAKE_SOURCE_DIR}/proto ${_proto_file}
+    DEPENDS ${_proto_file} protobuf::protoc
+    COMMENT "Generating the gRPC service of proto/${_proto}.proto")
+endforeach()
 
 file(GLOB SDX_SERVE_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/serve/*.cc)
 list(REMOVE_ITEM SDX_SERVE_SOURCES ${CMAKE_SOURCE_DIR}/src/serve/main.cc)
@@ -30,6 +35,9 @@ add_library(sdx_serve_core STATIC ${SDX_SERVE_SOURCES} ${SDX_SERVE_PROTO_SRCS})
 add_dependencies(sdx_serve_core sdx_check_layers)
 target_include_directories(sdx_serve_core PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include ${_serve_gen})
 target_link_libraries(sdx_serve_core PUBLIC sdx gRPC::grpc++ protobuf::libprotobuf Threads::Threads)
+# SHA-256 of uploaded models (model_store.cc): libcrypto, which gRPC on Debian links already.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+target_link_libraries(sdx_serve_core PRIVATE OpenSSL::Crypto)
 # Not find_package(civetweb): Debian's CMake package config names /usr/bin/civetweb (another package) and
 # fails the configure without it; the header and the library are all it takes.
 find_path(SDX_CIVETWEB_INCLUDE_DIR civetweb.h)

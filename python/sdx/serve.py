@@ -6,7 +6,11 @@ arguments and replaces itself with it (exec), so signals (SIGTERM: drain and sto
 are the server's own:
 
     sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--metrics-port 8002]
-              [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--log-requests]
+              [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--max-model-bytes N]
+              [--log-requests]
+
+Beside KServe's service it serves sdx's own sdx.v1.RemoteService (proto/sdx/v1/remote.proto): models
+registered by fingerprint, sessions with leases, outputs kept on the server as references.
 
 SDX_SERVE_EXECUTABLE, when set, names the executable to run instead.
 """
@@ -36,7 +40,8 @@ def server_argv(args) -> list[str]:
         raise UsageError(f"model repository '{args.model_repository}' is not a folder")
     argv = [exe, "--model-repository", args.model_repository, "--host", args.host, "--port", str(args.port),
             "--metrics-port", str(args.metrics_port), "--max-queue", str(args.max_queue),
-            "--model-concurrency", str(args.model_concurrency), "--max-message-bytes", str(args.max_message_bytes)]
+            "--model-concurrency", str(args.model_concurrency), "--max-message-bytes", str(args.max_message_bytes),
+            "--max-model-bytes", str(args.max_model_bytes)]
     return argv + (["--log-requests"] if args.log_requests else [])
 
 
@@ -69,4 +74,6 @@ def add_parser(sub) -> None:
                    help="log one structured line per request on stderr (debug)")
     p.add_argument("--max-message-bytes", type=int_at_least(1024), default=1 << 30, metavar="N",
                    help="largest request or response message (default 1073741824)")
+    p.add_argument("--max-model-bytes", type=int_at_least(1), default=2 << 30, metavar="N",
+                   help="largest model an sdx.v1 client may upload, all chunks together (default 2147483648)")
     p.set_defaults(fn=cmd_serve)

@@ -1,4 +1,5 @@
-// sdx-serve: the gRPC server of `sdx serve` (KServe v2 protocol over a model repository).
+// sdx-serve: the gRPC server of `sdx serve` (KServe v2 protocol over a model repository, and the sdx.v1
+// extension service beside it: remote_service.h).
 //
 //   sdx-serve --model-repository models --port 8001
 //
@@ -23,6 +24,7 @@
 #include "serve/inference_service.h"
 #include "serve/metrics_http.h"
 #include "serve/model_repository.h"
+#include "serve/remote_service.h"
 #include "serve/serve_metrics.h"
 #include "serve/server_options.h"
 
@@ -53,7 +55,7 @@ void load_models(sdx::serve::ModelRepository& repo) {
 }
 
 std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts, grpc::Service* service,
-                                           int* bound_port) {
+                                           grpc::Service* remote, int* bound_port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   const std::string address = opts.host + ":" + std::to_string(opts.port);
@@ -64,6 +66,7 @@ std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts
   builder.SetMaxReceiveMessageSize(static_cast<int>(opts.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(opts.max_message_bytes));
   builder.RegisterService(service);
+  builder.RegisterService(remote);
   return builder.BuildAndStart();
 }
 
@@ -98,12 +101,17 @@ int main(int argc, char** argv) {
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   admission.log_requests = opts.log_requests;
   sdx::serve::InferenceService service(&repo, SDX_VERSION_STRING, &metrics, admission);
+  sdx::serve::RemoteOptions remote_options;
+  remote_options.max_model_bytes = opts.max_model_bytes;
+  sdx::serve::RemoteService remote(sdx::SessionOptions{}, remote_options, &metrics);
+  remote.start_reaper();
   std::unique_ptr<sdx::serve::MetricsHttpServer> metrics_http;
   if (opts.metrics_port != 0) {
     metrics_http = sdx::serve::MetricsHttpServer::start(
         opts.host, opts.metrics_port,
         [&] {
           service.refresh_metrics();
+          remote.refresh_metrics();
           return metrics.render();
         },
         &error);
@@ -114,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sdx-serve: metrics on http://%s:%d/metrics\n", opts.host.c_str(), opts.metrics_port);
   }
   int port = 0;
-  std::unique_ptr<grpc::Server> server = start_server(opts, &service, &port);
+  std::unique_ptr<grpc::Server> server = start_server(opts, &service, &remote, &port);
   if (!server || port == 0) {
     std::fprintf(stderr, "sdx-serve: error: cannot listen on %s:%d (in use, or not an address of this machine)\n",
                  opts.host.c_str(), opts.port);

@@ -25,6 +25,10 @@ Metric* ModelMetrics::requests(grpc::StatusCode code) {
   return m;
 }
 
+Metric* RemoteMetrics::requests(const char* rpc, grpc::StatusCode code) const {
+  return requests_family->child({{"rpc", rpc}, {"status", grpc_code_name(code)}});
+}
+
 ServeMetrics::ServeMetrics() {
   requests_ = registry_.family("sdx_requests_total", "ModelInfer calls, by model and gRPC status.",
                                MetricType::kCounter);
@@ -40,6 +44,27 @@ ServeMetrics::ServeMetrics() {
   models_loaded_ = registry_.family("sdx_models_loaded", "Models with a loaded version.", MetricType::kGauge)
                        ->child({});
   unknown_ = std::make_unique<ModelMetrics>(requests_, "");
+
+  RemoteMetrics& r = remote_;
+  r.requests_family = registry_.family("sdx_remote_requests_total", "sdx.v1 calls, by RPC and gRPC status.",
+                                       MetricType::kCounter);
+  MetricFamily* bytes = registry_.family(
+      "sdx_remote_bytes_total", "Tensor bytes of sdx.v1 Run and Fetch, by direction.", MetricType::kCounter);
+  r.bytes_received = bytes->child({{"direction", "received"}});
+  r.bytes_sent = bytes->child({{"direction", "sent"}});
+  MetricFamily* registrations = registry_.family(
+      "sdx_model_registrations_total", "RegisterModel calls: new, already_held, failed.", MetricType::kCounter);
+  r.registrations_new = registrations->child({{"result", "new"}});
+  r.registrations_held = registrations->child({{"result", "already_held"}});
+  r.registrations_failed = registrations->child({{"result", "failed"}});
+  r.models = registry_.family("sdx_remote_models", "Models registered by fingerprint.", MetricType::kGauge)->child({});
+  r.sessions_open = registry_.family("sdx_sessions_open", "sdx.v1 sessions open.", MetricType::kGauge)->child({});
+  r.lease_expiries = registry_.family("sdx_lease_expiries_total", "Sessions ended because their lease ran out.",
+                                      MetricType::kCounter)->child({});
+  r.refs = registry_.family("sdx_remote_refs", "Live remote refs (outputs kept on the server).",
+                            MetricType::kGauge)->child({});
+  r.ref_bytes = registry_.family("sdx_remote_ref_bytes", "Bytes held by the live remote refs.",
+                                 MetricType::kGauge)->child({});
   unknown_->duration = duration_->child({{"model", ""}});
 }
 

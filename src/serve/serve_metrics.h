@@ -9,6 +9,18 @@
 //   sdx_rejected_total{model,reason}          refused before running: queue_full, deadline
 //   sdx_models_loaded                         gauge: models with a loaded version (set at each scrape)
 //
+// and for the sdx.v1 service (remote_service.h):
+//
+//   sdx_remote_requests_total{rpc,status}     sdx.v1 calls by RPC and gRPC status name
+//   sdx_remote_bytes_total{direction}         tensor bytes of Run and Fetch: received (inputs), sent
+//                                             (outputs, fetches); a ref taken as an input moves none
+//   sdx_model_registrations_total{result}     RegisterModel calls: new, already_held, failed
+//   sdx_remote_models                         gauge: models registered by fingerprint (set at each scrape)
+//   sdx_sessions_open                         gauge: sessions open (set at each scrape)
+//   sdx_lease_expiries_total                  sessions ended by the reaper because their lease ran out
+//   sdx_remote_refs                           gauge: live refs (set at each scrape)
+//   sdx_remote_ref_bytes                      gauge: bytes the live refs hold (set at each scrape)
+//
 // Requests for a model that is not loaded count under model="" (a client cannot create series by naming
 // models that do not exist).
 //
@@ -56,6 +68,18 @@ class ModelMetrics {
   std::array<std::atomic<Metric*>, kCodes + 1> by_code_{};
 };
 
+// The sdx.v1 service's series, all created with the registry.
+struct RemoteMetrics {
+  // The sdx_remote_requests_total series of an RPC and status (created on first use; takes a mutex).
+  Metric* requests(const char* rpc, grpc::StatusCode code) const;
+
+  MetricFamily* requests_family = nullptr;
+  Metric *bytes_received = nullptr, *bytes_sent = nullptr;
+  Metric *registrations_new = nullptr, *registrations_held = nullptr, *registrations_failed = nullptr;
+  Metric *models = nullptr, *sessions_open = nullptr, *lease_expiries = nullptr;
+  Metric *refs = nullptr, *ref_bytes = nullptr;
+};
+
 class ServeMetrics {
  public:
   ServeMetrics();
@@ -67,12 +91,14 @@ class ServeMetrics {
   ModelMetrics* unknown_model() { return unknown_.get(); }
 
   Metric* models_loaded() const { return models_loaded_; }
+  RemoteMetrics* remote() { return &remote_; }
   std::string render() const { return registry_.render(); }
 
  private:
   MetricsRegistry registry_;
   MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_;
   Metric* models_loaded_;
+  RemoteMetrics remote_;
   std::unique_ptr<ModelMetrics> unknown_;
   mutable std::shared_mutex mutex_;  // guards models_ (lookups shared, creation exclusive)
   std::map<std::string, std::unique_ptr<ModelMetrics>> models_;

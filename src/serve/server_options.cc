@@ -19,10 +19,13 @@ bool parse_int(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
 
 const char* server_usage() {
   return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--metrics-port PORT]\n"
-         "                 [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--log-requests]\n"
+         "                 [--max-queue N] [--model-concurrency N] [--max-message-bytes N]\n"
+         "                 [--max-model-bytes N] [--log-requests]\n"
          "\n"
          "Serves the ONNX models of DIR (NAME/VERSION/model.onnx) over gRPC with the KServe v2 protocol\n"
-         "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service.\n"
+         "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service,\n"
+         "and sdx's own sdx.v1.RemoteService beside it (models registered by fingerprint, sessions with\n"
+         "leases, outputs kept on the server as references).\n"
          "\n"
          "  --model-repository DIR   the model repository (required)\n"
          "  --host HOST              address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
@@ -32,6 +35,7 @@ const char* server_usage() {
          "                           ModelInfer answers RESOURCE_EXHAUSTED with a retry hint\n"
          "  --model-concurrency N    requests running at once per model (default: the hardware threads)\n"
          "  --max-message-bytes N    largest request or response message (default 1073741824)\n"
+         "  --max-model-bytes N      largest model an sdx.v1 client may upload, all chunks (default 2147483648)\n"
          "  --log-requests           one structured line per request on stderr (debug)\n"
          "\n"
          "SIGTERM or SIGINT stops it: new requests are refused, requests in flight finish.\n";
@@ -58,7 +62,8 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
     }
     const bool has_value = inline_value || i + 1 < argc;
     if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes" &&
-        arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency") {
+        arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency" &&
+        arg != "--max-model-bytes") {
       *error = "unknown option '" + std::string(arg) + "'";
       return false;
     }
@@ -91,6 +96,12 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
         return false;
       }
       (arg == "--max-queue" ? out->max_queue : out->model_concurrency) = static_cast<int>(n);
+    } else if (arg == "--max-model-bytes") {
+      if (!parse_int(value, 1, INT64_MAX, &n)) {
+        *error = "--max-model-bytes: '" + std::string(value) + "' is not a size from 1 to " + std::to_string(INT64_MAX);
+        return false;
+      }
+      out->max_model_bytes = n;
     } else {
       if (!parse_int(value, 1024, INT32_MAX, &n)) {
         *error = "--max-message-bytes: '" + std::string(value) + "' is not a size from 1024 to 2147483647";

@@ -18,6 +18,7 @@ struct ServerOptions {
   int metrics_port = 8002;               // --metrics-port: Prometheus GET /metrics on --host; 0: none
   int max_queue = 64;                    // --max-queue: requests in flight or waiting, per model
   int model_concurrency = 0;             // --model-concurrency: requests running at once per model; 0: cores
+  int64_t max_model_bytes = int64_t{2} << 30;  // --max-model-bytes: largest sdx.v1 model upload (all chunks)
   bool log_requests = false;             // --log-requests: one structured line per request on stderr
   bool help = false;                     // --help
 };

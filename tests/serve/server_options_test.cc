@@ -49,6 +49,18 @@ TEST(ServerOptions, AdmissionAndMetrics) {
   EXPECT_NE(error.find("--metrics-port"), std::string::npos);
 }
 
+TEST(ServerOptions, MaxModelBytes) {
+  ServerOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--model-repository", "m"}, &o, &error)) << error;
+  EXPECT_EQ(o.max_model_bytes, int64_t{2} << 30);
+  ASSERT_TRUE(parse({"--model-repository", "m", "--max-model-bytes", "8589934592"}, &o, &error)) << error;
+  EXPECT_EQ(o.max_model_bytes, int64_t{8} << 30);  // past 2 GiB: uploads come in chunks
+  ServerOptions p;
+  EXPECT_FALSE(parse({"--model-repository", "m", "--max-model-bytes", "0"}, &p, &error));
+  EXPECT_NE(error.find("--max-model-bytes"), std::string::npos) << error;
+}
+
 TEST(ServerOptions, UsageErrorsAreOneLine) {
   const std::vector<std::vector<const char*>> bad = {
       {},                                                  // no repository
