@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -41,7 +42,12 @@ TEST(Log, ConcurrentLoggingWhileTheSinkIsReplaced) {
     loggers.emplace_back([&] {
       while (!done.load(std::memory_order_acquire)) log(LogSeverity::kInfo, "test", "record");
     });
-  for (int i = 0; i < 200; ++i)
+  // At least 200 replacements, and on until the loggers' records have reached a sink (the threads may not
+  // have started before 200 quick replacements are over); at most 10 s.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int i = 0; (i < 200 || received.load(std::memory_order_relaxed) == 0) &&
+                  std::chrono::steady_clock::now() < give_up;
+       ++i)
     set_log_sink([&](const LogRecord&) { received.fetch_add(1, std::memory_order_relaxed); });
   done.store(true, std::memory_order_release);
   for (auto& t : loggers) t.join();
