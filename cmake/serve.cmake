@@ -64,6 +64,38 @@ if(SDX_BUILD_PYTHON)
     COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:sdx-serve> ${SDX_PY_STAGE}/bin)
 endif()
 
+# The Python stubs of the sdx.v1 service for the client, sdx.remote (python/sdx/remote.py), generated at build
+# time with grpcio-tools into the package: sdx/_proto/remote_pb2.py and remote_pb2_grpc.py. The proto is
+# compiled as sdx/_proto/remote.proto (a copy in the build folder) so that the generated import reads
+# `from sdx._proto import remote_pb2`, which works from the staged build tree and from an installed package
+# alike. Only sdx.v1: KServe's messages (package inference) are left to tritonclient, which registers them
+# under the same names. Without grpcio-tools the stubs are skipped, and sdx.remote says so on import.
+if(SDX_BUILD_PYTHON)
+  execute_process(COMMAND ${Python_EXECUTABLE} -c "import grpc_tools.protoc" RESULT_VARIABLE _grpc_tools_rc
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(_grpc_tools_rc EQUAL 0)
+    set(_py_proto_src ${CMAKE_BINARY_DIR}/py_proto/sdx/_proto/remote.proto)
+    set(_py_proto_out ${SDX_PY_STAGE}/_proto/remote_pb2.py ${SDX_PY_STAGE}/_proto/remote_pb2_grpc.py)
+    add_custom_command(
+      OUTPUT ${_py_proto_out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/py_proto/sdx/_proto ${SDX_PY_STAGE}/_proto
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${CMAKE_SOURCE_DIR}/proto/sdx/v1/remote.proto ${_py_proto_src}
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${CMAKE_SOURCE_DIR}/python/sdx/_proto/__init__.py
+              ${SDX_PY_STAGE}/_proto/__init__.py
+      COMMAND ${Python_EXECUTABLE} -m grpc_tools.protoc -I${CMAKE_BINARY_DIR}/py_proto
+              --python_out=${CMAKE_BINARY_DIR}/python --grpc_python_out=${CMAKE_BINARY_DIR}/python
+              sdx/_proto/remote.proto
+      DEPENDS ${CMAKE_SOURCE_DIR}/proto/sdx/v1/remote.proto ${CMAKE_SOURCE_DIR}/python/sdx/_proto/__init__.py
+      COMMENT "Generating the Python stubs of proto/sdx/v1/remote.proto (sdx/_proto)")
+    add_custom_target(sdx_py_proto ALL DEPENDS ${_py_proto_out})
+    add_dependencies(sdx_py_files sdx_py_proto)
+    # python/sdx/_proto/__init__.py comes with the package's sources (wheel.packages); the stubs beside it.
+    install(FILES ${_py_proto_out} DESTINATION ${SDX_INSTALL_DIR}/_proto)
+  else()
+    message(STATUS "sdx: grpcio-tools not found (pip install grpcio-tools): no Python stubs for sdx.remote")
+  endif()
+endif()
+
 # The libFuzzer target of the server's request decoding (fuzz/serve_request_fuzzer.cc; scripts/fuzz.sh
 # serve_request): the decoder, the KServe messages and the public Value on the small sdx_fuzz_frontend
 # library (CMakeLists.txt), without gRPC or the rest of libsdx.

@@ -55,6 +55,7 @@ from ._ortvalue import (
     create_and_register_allocator_v2,
 )
 from ._providers import get_all_providers, get_available_providers
+from ._retry import RemoteUnavailable  # sdx.remote's error; sdx.remote itself (grpcio) loads on first use
 from ._session import InferenceSession, ModelMetadata, NodeArg
 from .bundle import compile_bundle
 
@@ -68,7 +69,7 @@ __all__ = [
     "OrtArenaCfg", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "OrtDeviceVendorId",
     "OrtMemoryInfoDeviceType", "OrtSparseFormat", "IOBinding", "SessionIOBinding", "AdapterFormat", "LoraAdapter",
     "SdxError", "Fail", "InvalidArgument", "InvalidGraph", "InvalidProtobuf", "NoSuchFile", "IoError",
-    "OutOfRange", "ResourceExhausted", "FailedPrecondition",
+    "OutOfRange", "ResourceExhausted", "FailedPrecondition", "RemoteUnavailable",
     "get_available_providers", "get_all_providers", "get_device", "get_version_string", "get_build_info",
     "set_default_logger_severity", "set_default_logger_verbosity", "set_default_logger_callback",
     "enable_telemetry_events", "disable_telemetry_events", "create_and_register_allocator",
@@ -101,3 +102,11 @@ def get_cmake_dir() -> str:
 def inspect_model(path: str) -> dict:
     """Inputs, outputs, opsets, op histogram and unsupported ops of a model file."""
     return _sdx.inspect_model(str(path))
+
+
+def __getattr__(name: str):
+    if name == "remote":  # `sdx.remote` without `import sdx.remote`; grpcio is imported only then
+        import importlib
+
+        return importlib.import_module(".remote", __name__)
+    raise AttributeError(f"module 'sdx' has no attribute '{name}'")

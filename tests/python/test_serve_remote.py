@@ -3,16 +3,11 @@ chunks, sessions with leases, outputs kept on the server as refs that a second m
 bytes, Fetch bitwise equal to the in-process sdx.InferenceSession, refs scoped to their session, and a
 session whose lease runs out freed by the server (the metrics show it).
 
-The Python stubs are generated at test time from the proto with grpcio-tools into a temporary folder."""
+The Python stubs are the package's (sdx/_proto), generated at build time from the proto with grpcio-tools."""
 import hashlib
-import importlib
 import re
-import shutil
-import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -22,7 +17,6 @@ from onnx import TensorProto, helper
 from models import mlp_model
 
 grpc = pytest.importorskip("grpc", reason="pip install grpcio (scripts/setup.sh)")
-pytest.importorskip("grpc_tools", reason="pip install grpcio-tools (scripts/setup.sh)")
 
 import sdx  # noqa: E402
 from sdx.serve import find_server  # noqa: E402
@@ -31,25 +25,16 @@ from test_serve_admission import free_port, sample, scrape  # noqa: E402
 
 pytestmark = pytest.mark.skipif(find_server() is None, reason="sdx built without gRPC: no sdx-serve")
 
-PROTO = Path(__file__).resolve().parents[2] / "proto" / "sdx" / "v1" / "remote.proto"
-
-
 @pytest.fixture(scope="module")
-def stubs(tmp_path_factory):
-    """remote_pb2 and remote_pb2_grpc, generated from proto/sdx/v1/remote.proto. The proto is compiled from a
-    folder of its own (sdx_v1/), so that the generated package does not shadow the sdx package."""
-    root = tmp_path_factory.mktemp("stubs")
-    (root / "sdx_v1").mkdir()
-    shutil.copy(PROTO, root / "sdx_v1" / "remote.proto")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{root}", f"--python_out={root}",
-                    f"--grpc_python_out={root}", "sdx_v1/remote.proto"], check=True, cwd=root)
-    sys.path.insert(0, str(root))
-    try:
-        pb2 = importlib.import_module("sdx_v1.remote_pb2")
-        pb2_grpc = importlib.import_module("sdx_v1.remote_pb2_grpc")
-    finally:
-        sys.path.remove(str(root))
-    return pb2, pb2_grpc
+def stubs():
+    """remote_pb2 and remote_pb2_grpc: the package's own, generated from proto/sdx/v1/remote.proto at build
+    time (cmake/serve.cmake). One copy per process: protobuf refuses the sdx.v1 messages defined twice, and
+    sdx.remote (tests/python/test_remote_client.py) loads these."""
+    remote_pb2_grpc = pytest.importorskip("sdx._proto.remote_pb2_grpc",
+                                          reason="sdx built without grpcio-tools: no sdx.v1 stubs")
+    from sdx._proto import remote_pb2
+
+    return remote_pb2, remote_pb2_grpc
 
 
 def scale_model() -> onnx.ModelProto:
