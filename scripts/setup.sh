@@ -13,7 +13,7 @@ ONNX_VERSION=1.23.2
 APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev libgrpc++-dev protobuf-compiler-grpc libcivetweb-dev"
 # grpcio-tools (cmake/serve.cmake generates the sdx.v1 stubs of sdx.remote with it) stays below 1.81: from
 # 1.81 on it needs protobuf 7, which would replace the protobuf 6 that onnx and tritonclient run on.
-PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers tritonclient[grpc] grpcio grpcio-tools<1.81"
+PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers tritonclient[grpc] grpcio grpcio-tools<1.81 pyyaml"
 
 log() { echo "[sdx setup] $*" >&2; }
 
@@ -30,7 +30,7 @@ fi
 
 PY=${PYTHON:-python3}
 read -r -a PIP_ARGS <<<"$PIP_PACKAGES"  # one word per package, never glob-expanded ("tritonclient[grpc]")
-if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard, ml_dtypes, flatbuffers, tritonclient.grpc, grpc, grpc_tools; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
+if ! $PY -c "import numpy, onnx, pytest, nanobind, scikit_build_core, lizard, ml_dtypes, flatbuffers, tritonclient.grpc, grpc, grpc_tools, yaml; assert onnx.__version__ == '${ONNX_VERSION}'" 2>/dev/null; then
   log "installing Python packages: $PIP_PACKAGES"
   $PY -m pip install -q --disable-pip-version-check "${PIP_ARGS[@]}"
 fi
