@@ -11,6 +11,15 @@ make one process the bottleneck); each keeps one request in flight at a time for
     PYTHONPATH=build/serve/python python3 bench/serve_bench.py --seconds 5
     python3 bench/serve_bench.py --server build/serve/sdx-serve --clients 1,16 --models add1 --json out.json
 
+--batching compares dynamic batching (src/serve/batcher.h) with none, issue 19's acceptance (at least 2x
+throughput with batching for 16 concurrent single-row clients on an MLP): the same MLP, with a dynamic batch
+dimension, is served twice, as `mlp_nobatch` (no config) and `mlp_batch` (a config.json with max_batch_size
+16, preferred size 16 and --batch-delay-us), and each runs at --clients (default 16 here). --mlp-width sets
+the MLP's size (3 layers of Gemm+Relu, default 256): batching pays where the run's cost, not the RPC's,
+bounds the throughput.
+
+    PYTHONPATH=build/serve/python python3 bench/serve_bench.py --batching --seconds 5
+
 Overhead quantiles are interpolated inside the histogram's fixed buckets (as Prometheus's
 histogram_quantile does: 1, 2.5, 5, 10, 25 us, ...), so they are estimates to the bucket's resolution.
 """
@@ -50,7 +59,21 @@ def mlp_model() -> onnx.ModelProto:
     return mlp()
 
 
-MODELS = {"add1": (add1_model, (1, 16)), "mlp": (mlp_model, (1, 256))}
+MLP_WIDTH = [256]  # --mlp-width: the batching comparison's MLP width (and input features)
+
+
+def mlp_dynamic_model() -> onnx.ModelProto:
+    from models import mlp  # bench/models.py
+    return mlp(width=MLP_WIDTH[0], in_features=MLP_WIDTH[0], batch="N")
+
+
+MODELS = {"add1": (add1_model, (1, 16)), "mlp": (mlp_model, (1, 256)),
+          "mlp_nobatch": (mlp_dynamic_model, (1, MLP_WIDTH)), "mlp_batch": (mlp_dynamic_model, (1, MLP_WIDTH))}
+
+
+def batch_config(max_batch: int, delay_us: int) -> dict:
+    return {"max_batch_size": max_batch,
+            "dynamic_batching": {"preferred_batch_size": [max_batch], "max_queue_delay_microseconds": delay_us}}
 
 
 def free_port() -> int:
@@ -187,33 +210,43 @@ def run_level(port, metrics_port, model, shape, clients, processes, seconds):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--server", help="the sdx-serve executable (default: the sdx package's bin/sdx-serve)")
-    ap.add_argument("--clients", default="1,4,16,64", help="concurrency levels (comma-separated)")
+    ap.add_argument("--clients", default=None, help="concurrency levels (comma-separated; default 1,4,16,64, "
+                    "or 16 with --batching)")
     ap.add_argument("--models", default="add1,mlp", help=f"models to run ({', '.join(MODELS)})")
     ap.add_argument("--seconds", type=float, default=5.0, help="measured time per level")
     ap.add_argument("--processes", type=int, default=4, help="client processes (threads are spread over them)")
     ap.add_argument("--model-concurrency", type=int, default=0, help="sdx-serve --model-concurrency (0: default)")
+    ap.add_argument("--batching", action="store_true",
+                    help="compare dynamic batching with none on the MLP (mlp_batch vs mlp_nobatch)")
+    ap.add_argument("--batch-delay-us", type=int, default=1000, help="max_queue_delay_microseconds (--batching)")
+    ap.add_argument("--mlp-width", type=int, default=256, help="width of the MLP of --batching (3 layers)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args()
+    MLP_WIDTH[0] = args.mlp_width
     exe = find_server(args.server)
-    levels = [int(c) for c in args.clients.split(",")]
-    models = args.models.split(",")
+    levels = [int(c) for c in (args.clients or ("16" if args.batching else "1,4,16,64")).split(",")]
+    models = ["mlp_nobatch", "mlp_batch"] if args.batching else args.models.split(",")
     with tempfile.TemporaryDirectory() as repo:
         for name in models:
             os.makedirs(os.path.join(repo, name, "1"))
             onnx.save(MODELS[name][0](), os.path.join(repo, name, "1", "model.onnx"))
+            if name == "mlp_batch":
+                with open(os.path.join(repo, name, "config.json"), "w") as f:
+                    json.dump(batch_config(max(levels), args.batch_delay_us), f)
         metrics_port = free_port()
         proc, port = start_server(exe, repo, metrics_port, args.model_concurrency, os.path.join(repo, "server.log"))
         rows = []
         try:
             print(f"sdx-serve {exe} on 127.0.0.1:{port}, {os.cpu_count()} CPUs, {args.seconds:g} s per level")
-            print(f"{'model':6} {'clients':>7} {'req/s':>9} {'p50 us':>9} {'p99 us':>9} {'ovh p50':>8} "
+            print(f"{'model':11} {'clients':>7} {'req/s':>9} {'p50 us':>9} {'p99 us':>9} {'ovh p50':>8} "
                   f"{'ovh p99':>8} {'hdl p50':>8} {'errors':>6}")
             for name in models:
                 for n in levels:
-                    r = run_level(port, metrics_port, name, MODELS[name][1], n, args.processes, args.seconds)
+                    shape = tuple(d[0] if isinstance(d, list) else d for d in MODELS[name][1])  # MLP_WIDTH, as set
+                    r = run_level(port, metrics_port, name, shape, n, args.processes, args.seconds)
                     rows.append(r)
                     fmt = lambda v: f"{v:9.1f}" if v is not None else "        -"  # noqa: E731
-                    print(f"{name:6} {n:7d} {r['throughput_rps']:9.0f} {fmt(r['p50_us'])} {fmt(r['p99_us'])} "
+                    print(f"{name:11} {n:7d} {r['throughput_rps']:9.0f} {fmt(r['p50_us'])} {fmt(r['p99_us'])} "
                           f"{fmt(r['overhead_p50_us'])[1:]} {fmt(r['overhead_p99_us'])[1:]} "
                           f"{fmt(r['handler_p50_us'])[1:]} {r['errors']:6d}", flush=True)
         finally:
@@ -227,6 +260,13 @@ def main() -> int:
         v = add16[0]["overhead_p50_us"]
         print(f"issue 19 overhead acceptance (add1, 16 clients, server-side p50 <= 30 us): {v:.1f} us "
               f"({'met' if v <= 30 else 'not met'})")
+    for n in levels:
+        pair = {r["model"]: r["throughput_rps"] for r in rows if r["clients"] == n}
+        if "mlp_batch" in pair and "mlp_nobatch" in pair and pair["mlp_nobatch"] > 0:
+            ratio = pair["mlp_batch"] / pair["mlp_nobatch"]
+            print(f"dynamic batching, mlp, {n} clients: {pair['mlp_batch']:.0f} req/s with batching, "
+                  f"{pair['mlp_nobatch']:.0f} req/s without: {ratio:.2f}x (issue 19 acceptance at 16 clients: "
+                  f">= 2x, {'met' if ratio >= 2 else 'not met'})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "seconds": args.seconds, "cpus": os.cpu_count()}, f, indent=1)

@@ -38,6 +38,9 @@ target_link_libraries(sdx_serve_core PUBLIC sdx gRPC::grpc++ protobuf::libprotob
 # SHA-256 of uploaded models (model_store.cc): libcrypto, which gRPC on Debian links already.
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 target_link_libraries(sdx_serve_core PRIVATE OpenSSL::Crypto)
+# config.json of a repository model (serve/model_config.h): Debian's nlohmann-json3-dev, header-only.
+find_package(nlohmann_json 3 REQUIRED)
+target_link_libraries(sdx_serve_core PRIVATE nlohmann_json::nlohmann_json)
 # Not find_package(civetweb): Debian's CMake package config names /usr/bin/civetweb (another package) and
 # fails the configure without it; the header and the library are all it takes.
 find_path(SDX_CIVETWEB_INCLUDE_DIR civetweb.h)

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ONNX_VERSION=1.23.2
-APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev libgrpc++-dev protobuf-compiler-grpc libcivetweb-dev"
+APT_PACKAGES="build-essential cmake ninja-build ccache libprotobuf-dev protobuf-compiler libgtest-dev libopenblas-dev libdnnl-dev libxxhash-dev libgrpc++-dev protobuf-compiler-grpc libcivetweb-dev nlohmann-json3-dev"
 # grpcio-tools (cmake/serve.cmake generates the sdx.v1 stubs of sdx.remote with it) stays below 1.81: from
 # 1.81 on it needs protobuf 7, which would replace the protobuf 6 that onnx and tritonclient run on.
 PIP_PACKAGES="numpy onnx==${ONNX_VERSION} pytest nanobind>=2.0 scikit-build-core>=0.10 lizard ml_dtypes flatbuffers tritonclient[grpc] grpcio grpcio-tools<1.81 pyyaml"

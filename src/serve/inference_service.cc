@@ -188,6 +188,8 @@ grpc::Status InferenceService::infer(grpc::ServerContext* context, const inferen
                             " requests in flight or waiting, --max-queue); retry in about " + std::to_string(ms) +
                             " ms");
   }
+  if (model.batcher && model.batcher->batchable(feeds))
+    return infer_batched(context, request, response, model, feeds, names, metrics, t);
   const Clock::time_point queued = Clock::now();
   bool slot = false;
   {
@@ -214,6 +216,39 @@ grpc::Status InferenceService::infer(grpc::ServerContext* context, const inferen
   response->set_model_version(model.version);
   response->set_id(request.id());
   return to_grpc(encode_outputs(names, outputs.value(), response).with_context(context_text));
+}
+
+grpc::Status InferenceService::infer_batched(grpc::ServerContext* context, const inference::ModelInferRequest& request,
+                                             inference::ModelInferResponse* response,
+                                             const ModelRepository::Entry& model, const Session::Feeds& feeds,
+                                             const std::vector<std::string>& names, ModelMetrics* metrics,
+                                             Timings* t) {
+  const std::string context_text = "model '" + model.name + "' version " + model.version;
+  const grpc::Status expired(grpc::StatusCode::DEADLINE_EXCEEDED,
+                             context_text + ": the request's deadline passed before it could run; it was not run");
+  if (std::chrono::system_clock::now() > context->deadline()) {
+    metrics->rejected_deadline->add(1);
+    return expired;
+  }
+  Batcher::Outcome o;
+  {
+    GaugeHold waiting(metrics->queue_depth);  // waiting in the batcher or running in a batch
+    o = model.batcher->submit(feeds, names, context->deadline());
+  }
+  t->queue_wait = o.queue_delay;
+  if (o.expired) {
+    metrics->rejected_deadline->add(1);
+    return expired;
+  }
+  t->run = o.run;
+  t->ran = true;
+  metrics->batch_queue_delay->observe(o.queue_delay);
+  if (o.reports_batch) metrics->batch_size->observe(static_cast<double>(o.batch_rows));
+  if (!o.status.is_ok()) return to_grpc(o.status.with_context(context_text));
+  response->set_model_name(model.name);
+  response->set_model_version(model.version);
+  response->set_id(request.id());
+  return to_grpc(encode_outputs(names, o.outputs, response).with_context(context_text));
 }
 
 grpc::Status InferenceService::RepositoryIndex(grpc::ServerContext*, const inference::RepositoryIndexRequest* request,

@@ -19,7 +19,8 @@
 // (a bad one never takes a place), then admitted or refused at once with RESOURCE_EXHAUSTED and a retry
 // hint (trailing metadata grpc-retry-pushback-ms, and the message says when), then waits for a run slot
 // until its gRPC deadline; one whose deadline has passed when its turn comes is dropped (DEADLINE_EXCEEDED)
-// without running. Every call is counted in the metrics (serve_metrics.h).
+// without running. A model with dynamic batching (config.json; batcher.h) sends its batchable requests,
+// once admitted, to its Batcher instead of a run slot. Every call is counted in the metrics (serve_metrics.h).
 #pragma once
 
 #include <atomic>
@@ -80,6 +81,12 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
   grpc::Status infer(grpc::ServerContext* context, const inference::ModelInferRequest& request,
                      inference::ModelInferResponse* response, const ModelRepository::Entry& model,
                      ModelMetrics* metrics, Timings* t);
+  // A batchable request of a model with dynamic batching, once admitted: it waits in the model's Batcher
+  // (not for a run slot; the batcher runs one batch at a time) and gets its rows of the batch's outputs.
+  grpc::Status infer_batched(grpc::ServerContext* context, const inference::ModelInferRequest& request,
+                             inference::ModelInferResponse* response, const ModelRepository::Entry& model,
+                             const Session::Feeds& feeds, const std::vector<std::string>& names,
+                             ModelMetrics* metrics, Timings* t);
   void log_request(const inference::ModelInferRequest& request, const grpc::Status& status, double total,
                    const Timings& t);
 

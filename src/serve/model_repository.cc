@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 namespace sdx::serve {
@@ -59,15 +61,41 @@ Status ModelRepository::load(const std::string& name) {
   if (files.empty())
     failure = Status(StatusCode::kNotFound, "model '" + name + "': no version folder with a model.onnx in " +
                                                 dir.string() + " (expected " + name + "/1/model.onnx)");
+  ModelConfig config;
+  const fs::path config_file = dir / "config.json";
+  if (failure.is_ok() && fs::exists(config_file, ec)) {
+    std::ifstream in(config_file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<ModelConfig> parsed = in ? parse_model_config(text.str(), config_file.string())
+                                    : Result<ModelConfig>(Status(StatusCode::kIoError, config_file.string() +
+                                                                                           ": cannot be read"));
+    if (parsed.is_ok()) config = parsed.value();
+    else failure = parsed.status().with_context("model '" + name + "'");
+  }
   auto model = std::make_shared<Model>();
   for (const auto& [version, file] : files) {
     if (!failure.is_ok()) break;
+    const std::string context = "model '" + name + "' version " + std::to_string(version);
     Result<Session> session = Session::load(file.string(), options_);
     if (!session.is_ok()) {
-      failure = session.status().with_context("model '" + name + "' version " + std::to_string(version));
+      failure = session.status().with_context(context);
       break;
     }
-    model->versions[version] = std::make_shared<const Session>(std::move(session).value());
+    auto shared = std::make_shared<const Session>(std::move(session).value());
+    if (Status st = check_batchable(*shared, config, config_file.string()); !st.is_ok()) {
+      failure = st.with_context(context);
+      break;
+    }
+    Version& v = model->versions[version];
+    v.session = shared;
+    if (config.dynamic_batching)
+      v.batcher = std::make_shared<Batcher>(
+          [shared](const Session::Feeds& feeds, const std::vector<std::string>& names) {
+            return shared->run(feeds, names);
+          },
+          Batcher::Options{config.max_batch_size, config.preferred_batch_sizes,
+                           std::chrono::microseconds(config.max_queue_delay_us)});
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failure.is_ok()) {
@@ -110,12 +138,13 @@ Result<ModelRepository::Entry> ModelRepository::find(const std::string& name, co
   }
   Entry entry;
   entry.name = name;
-  for (const auto& [v, session] : model->versions) entry.versions.push_back(std::to_string(v));
+  for (const auto& [v, loaded] : model->versions) entry.versions.push_back(std::to_string(v));
   int64_t v = model->versions.rbegin()->first;
   if (!version.empty() && (!parse_version(version, &v) || !model->versions.count(v)))
     return Status(StatusCode::kNotFound, "model '" + name + "' has no version '" + version + "' loaded");
   entry.version = std::to_string(v);
-  entry.session = model->versions.at(v);
+  entry.session = model->versions.at(v).session;
+  entry.batcher = model->versions.at(v).batcher;
   return entry;
 }
 
@@ -126,7 +155,7 @@ std::vector<ModelRepository::IndexRow> ModelRepository::index(bool ready_only) c
   for (const std::string& name : names) {
     auto it = loaded_.find(name);
     if (it != loaded_.end()) {
-      for (const auto& [v, session] : it->second->versions) rows.push_back({name, std::to_string(v), "READY", ""});
+      for (const auto& [v, loaded] : it->second->versions) rows.push_back({name, std::to_string(v), "READY", ""});
     } else if (!ready_only) {
       auto failed = failed_.find(name);
       rows.push_back({name, "", "UNAVAILABLE", failed != failed_.end() ? failed->second : "unloaded"});

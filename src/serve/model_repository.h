@@ -4,6 +4,7 @@
 //     add/1/model.onnx
 //     add/2/model.onnx       versions are decimal numbers; a request without one gets the highest
 //     mlp/1/model.onnx
+//     mlp/config.json        optional: max batch size and dynamic batching (model_config.h)
 //
 //   serve::ModelRepository repo("models", sdx::SessionOptions{});
 //   repo.load_all();                                        // what failed is in index() (state, reason)
@@ -12,8 +13,10 @@
 //
 // Loading a model loads every version folder it has, each into one sdx::Session; a load replaces the
 // model's loaded versions all at once, and a failed load leaves nothing of the model loaded (the reason is
-// kept for the index). Sessions are shared: a request holds its session while it runs, so an unload or a
-// reload never pulls a model from under a running request. Thread-safe.
+// kept for the index). A config.json that is not valid, or that asks to batch a model without a leading
+// batch dimension, fails the load with its reason. A model with dynamic batching gets one Batcher per
+// loaded version (batcher.h), shared like its session. Sessions are shared: a request holds its session
+// while it runs, so an unload or a reload never pulls a model from under a running request. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,8 @@
 #include "sdx/session.h"
 #include "sdx/session_options.h"
 #include "sdx/status.h"
+#include "serve/batcher.h"
+#include "serve/model_config.h"
 
 namespace sdx::serve {
 
@@ -37,6 +42,7 @@ class ModelRepository {
     std::string version;                     // the version folder's name
     std::vector<std::string> versions;       // every loaded version of the model, ascending
     std::shared_ptr<const Session> session;  // shared with the requests running on it
+    std::shared_ptr<Batcher> batcher;         // null: the model has no dynamic batching
   };
   // One row of the repository index: a loaded version (READY), or a model not loaded (UNAVAILABLE,
   // version empty, reason "unloaded" or why its load failed).
@@ -67,8 +73,12 @@ class ModelRepository {
   static bool valid_model_name(const std::string& name);
 
  private:
+  struct Version {
+    std::shared_ptr<const Session> session;
+    std::shared_ptr<Batcher> batcher;
+  };
   struct Model {
-    std::map<int64_t, std::shared_ptr<const Session>> versions;  // by version number
+    std::map<int64_t, Version> versions;  // by version number
   };
 
   std::string root_;

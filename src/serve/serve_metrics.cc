@@ -41,6 +41,13 @@ ServeMetrics::ServeMetrics() {
   inflight_ = registry_.family("sdx_inflight", "Requests running.", MetricType::kGauge);
   rejected_ = registry_.family("sdx_rejected_total", "Requests refused before running, by reason.",
                                MetricType::kCounter);
+  // Rows per batch (observe() takes the count as its "seconds"): powers of two up to 1024.
+  static const std::vector<double> kBatchSizeBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  batch_size_ = registry_.histogram("sdx_batch_size", "Rows of each batched run of the dynamic batcher.",
+                                    kBatchSizeBuckets);
+  batch_delay_ = registry_.histogram("sdx_batch_queue_delay_seconds",
+                                     "A batched request's wait in the dynamic batcher, until its batch runs.",
+                                     kLatencyBuckets);
   models_loaded_ = registry_.family("sdx_models_loaded", "Models with a loaded version.", MetricType::kGauge)
                        ->child({});
   unknown_ = std::make_unique<ModelMetrics>(requests_, "");
@@ -85,6 +92,8 @@ ModelMetrics* ServeMetrics::model(const std::string& name) {
     m->inflight = inflight_->child(labels);
     m->rejected_queue_full = rejected_->child({{"model", name}, {"reason", "queue_full"}});
     m->rejected_deadline = rejected_->child({{"model", name}, {"reason", "deadline"}});
+    m->batch_size = batch_size_->child(labels);
+    m->batch_queue_delay = batch_delay_->child(labels);
     slot = std::move(m);
   }
   return slot.get();

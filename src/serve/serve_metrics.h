@@ -7,6 +7,8 @@
 //   sdx_queue_depth{model}                    gauge: admitted requests waiting for a run slot
 //   sdx_inflight{model}                       gauge: requests running
 //   sdx_rejected_total{model,reason}          refused before running: queue_full, deadline
+//   sdx_batch_size{model}                     histogram: rows of each run of the dynamic batcher (batcher.h)
+//   sdx_batch_queue_delay_seconds{model}      histogram: a batched request's wait, submit to its batch's run
 //   sdx_models_loaded                         gauge: models with a loaded version (set at each scrape)
 //
 // and for the sdx.v1 service (remote_service.h):
@@ -58,6 +60,8 @@ class ModelMetrics {
   Metric* inflight = nullptr;
   Metric* rejected_queue_full = nullptr;
   Metric* rejected_deadline = nullptr;
+  Metric* batch_size = nullptr;
+  Metric* batch_queue_delay = nullptr;
 
  private:
   static constexpr int kCodes = 17;  // grpc::StatusCode 0..16
@@ -96,7 +100,7 @@ class ServeMetrics {
 
  private:
   MetricsRegistry registry_;
-  MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_;
+  MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
   Metric* models_loaded_;
   RemoteMetrics remote_;
   std::unique_ptr<ModelMetrics> unknown_;

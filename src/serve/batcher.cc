@@ -1,0 +1,248 @@
+#include "serve/batcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <numeric>
+
+namespace sdx::serve {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Bytes of one row (one index of dim 0) of a dense tensor.
+size_t row_bytes(const Value& v) {
+  const int64_t rows = v.shape()[0];
+  return rows > 0 ? v.nbytes() / static_cast<size_t>(rows) : 0;
+}
+
+// A deadline this far off is no deadline (and is never handed to wait_until, where adding it to a clock
+// offset could overflow).
+bool far(Batcher::Deadline d) { return d >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365); }
+
+}  // namespace
+
+Batcher::Batcher(Runner run, Options options)
+    : run_(std::move(run)),
+      options_(std::move(options)),
+      flush_rows_(options_.preferred_batch_sizes.empty()
+                      ? options_.max_batch_size
+                      : std::min(options_.max_batch_size, options_.preferred_batch_sizes.back())),
+      worker_([this] { work(); }) {}
+
+Batcher::~Batcher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  worker_.join();
+}
+
+bool Batcher::batchable(const Session::Feeds& feeds) const {
+  if (feeds.empty()) return false;
+  int64_t rows = -1;
+  for (const auto& [name, v] : feeds) {
+    if (!v.is_tensor() || v.shape().empty() || (v.data() == nullptr && v.element_count() != 0)) return false;
+    if (rows >= 0 && v.shape()[0] != rows) return false;
+    rows = v.shape()[0];
+  }
+  return rows >= 1 && rows <= options_.max_batch_size;
+}
+
+Batcher::Outcome Batcher::submit(const Session::Feeds& feeds, const std::vector<std::string>& output_names,
+                                 Deadline deadline) {
+  Request r;
+  r.feeds = &feeds;
+  r.output_names = &output_names;
+  r.order.resize(feeds.size());
+  std::iota(r.order.begin(), r.order.end(), size_t{0});
+  std::sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) { return feeds[a].first < feeds[b].first; });
+  for (size_t i : r.order) {
+    const Value& v = feeds[i].second;
+    r.key += feeds[i].first + '\0' + std::to_string(static_cast<int>(v.element_type()));
+    for (size_t d = 1; d < v.shape().size(); ++d) r.key += ',' + std::to_string(v.shape()[d]);
+    r.key += '\0';
+  }
+  r.key += '\1';
+  for (const std::string& n : output_names) r.key += n + '\0';
+  r.rows = feeds.front().second.shape()[0];
+  r.deadline = deadline;
+  r.enqueued = Clock::now();
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stop_) {
+    r.outcome.status = Status(StatusCode::kFailedPrecondition, "the model's batcher has stopped");
+    return std::move(r.outcome);
+  }
+  pending_.push_back(&r);
+  work_cv_.notify_one();
+  if (!far(deadline)) {
+    r.done_cv.wait_until(lock, deadline, [&] { return r.taken; });
+    if (!r.taken) {  // the deadline passed while it waited for a batch: leave the queue without running
+      pending_.erase(std::find(pending_.begin(), pending_.end(), &r));
+      work_cv_.notify_one();  // the oldest request may have changed
+      r.outcome.expired = true;
+      r.outcome.queue_delay = std::chrono::duration<double>(Clock::now() - r.enqueued).count();
+      return std::move(r.outcome);
+    }
+  }
+  r.done_cv.wait(lock, [&] { return r.done; });
+  return std::move(r.outcome);
+}
+
+int64_t Batcher::ready_rows() const {
+  const Request* front = pending_.front();
+  int64_t rows = 0;
+  for (const Request* r : pending_)
+    if (r->key == front->key && rows + r->rows <= options_.max_batch_size) rows += r->rows;
+  return rows;
+}
+
+void Batcher::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    if (stop_ && pending_.empty()) return;
+    // Wait for the oldest request's kind to fill up, or for the oldest request's delay to run out. A
+    // request leaving on its deadline, or a new one, wakes this wait; the front is looked at again each time.
+    bool go = false;
+    while (!go && !pending_.empty()) {
+      const Clock::time_point flush_at = pending_.front()->enqueued + options_.max_queue_delay;
+      go = stop_ || ready_rows() >= flush_rows_ || Clock::now() >= flush_at;
+      if (!go) work_cv_.wait_until(lock, flush_at);
+    }
+    if (pending_.empty()) continue;
+
+    // Take the oldest request's kind in arrival order, up to max_batch_size rows; a request whose deadline
+    // has passed is answered `expired` instead of joining.
+    const std::string key = pending_.front()->key;
+    const auto now = std::chrono::system_clock::now();
+    std::vector<Request*> batch;
+    int64_t rows = 0;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      Request* r = *it;
+      if (r->key == key && r->deadline < now) {
+        r->taken = r->done = true;
+        r->outcome.expired = true;
+        r->outcome.queue_delay = std::chrono::duration<double>(Clock::now() - r->enqueued).count();
+        r->done_cv.notify_one();  // under the lock: the caller cannot return (and free r) before we let go
+        it = pending_.erase(it);
+      } else if (r->key == key && rows + r->rows <= options_.max_batch_size) {
+        r->taken = true;
+        r->done_cv.notify_one();  // stop its deadline wait: it is answered with the batch now
+        rows += r->rows;
+        batch.push_back(r);
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (batch.empty()) continue;
+    lock.unlock();
+    try {
+      run_batch(batch);  // writes each request's outcome: they are taken, so only this thread touches them
+    } catch (const std::exception& e) {  // memory running out while joining or splitting: fail the batch only
+      for (Request* r : batch) {
+        r->outcome = Outcome();
+        r->outcome.status = Status(StatusCode::kInternal, std::string("batched run: ") + e.what());
+      }
+    }
+    lock.lock();
+    for (Request* r : batch) {
+      r->done = true;
+      r->done_cv.notify_one();
+    }
+  }
+}
+
+void Batcher::run_batch(const std::vector<Request*>& batch) {
+  const Clock::time_point start = Clock::now();
+  int64_t total = 0;
+  for (const Request* r : batch) total += r->rows;
+  auto finish = [&](const Status& st, double run) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Outcome& o = batch[i]->outcome;
+      o.reports_batch = i == 0;
+      o.batch_rows = total;
+      o.queue_delay = std::chrono::duration<double>(start - batch[i]->enqueued).count();
+      o.run = run;
+      if (!st.is_ok()) {
+        o.status = st;
+        o.outputs.clear();
+      }
+    }
+  };
+
+  if (batch.size() == 1) {  // alone: its own feeds, its outputs as they are
+    Result<std::vector<Value>> out = run_(*batch[0]->feeds, *batch[0]->output_names);
+    const double run = std::chrono::duration<double>(Clock::now() - start).count();
+    if (out.is_ok()) batch[0]->outcome.outputs = std::move(out).value();
+    finish(out.is_ok() ? Status::ok() : out.status(), run);
+    return;
+  }
+
+  // Concatenate each input along dim 0, in the first request's feed order (the others hold the same names,
+  // dtypes and trailing dims: their key matched).
+  const Request& first = *batch[0];
+  Session::Feeds feeds;
+  std::vector<std::unique_ptr<unsigned char[]>> buffers;
+  for (size_t f = 0; f < first.feeds->size(); ++f) {
+    const Value& proto = (*first.feeds)[f].second;
+    const std::string& name = (*first.feeds)[f].first;
+    const size_t rb = row_bytes(proto);
+    buffers.push_back(std::make_unique<unsigned char[]>(std::max<size_t>(1, rb * static_cast<size_t>(total))));
+    unsigned char* dst = buffers.back().get();
+    for (const Request* r : batch) {
+      const Value* v = nullptr;
+      for (const auto& [n, value] : *r->feeds)
+        if (n == name) v = &value;
+      const size_t bytes = rb * static_cast<size_t>(r->rows);
+      if (bytes) std::memcpy(dst, v->data(), bytes);
+      dst += bytes;
+    }
+    std::vector<int64_t> dims = proto.shape();
+    dims[0] = total;
+    Result<Value> joined = Value::borrow(
+        {proto.element_type(), dims.data(), static_cast<int>(dims.size()), rb ? buffers.back().get() : nullptr});
+    if (!joined.is_ok()) return finish(joined.status().with_context("batching input '" + name + "'"), 0);
+    feeds.emplace_back(name, std::move(joined).value());  // borrows buffers.back(), alive until the run ends
+  }
+  Result<std::vector<Value>> out = run_(feeds, *first.output_names);
+  const double run = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!out.is_ok()) return finish(out.status(), run);
+
+  // Each request's rows of every output.
+  const std::vector<Value>& values = out.value();
+  for (size_t k = 0; k < values.size(); ++k) {
+    const Value& v = values[k];
+    const std::string name = k < first.output_names->size() ? (*first.output_names)[k] : std::to_string(k);
+    if (!v.is_tensor() || v.shape().empty() || v.shape()[0] != total || (v.data() == nullptr && v.nbytes() != 0))
+      return finish(Status(StatusCode::kFailedPrecondition,
+                           "batched run of " + std::to_string(total) + " rows: output '" + name + "' has shape " +
+                               (v.is_tensor() ? shape_text(v.shape()) : std::string("(not a tensor)")) +
+                               ", not a dense tensor with " + std::to_string(total) +
+                               " rows; the model's outputs cannot be split by request"),
+                    run);
+    const size_t rb = row_bytes(v);
+    const auto* base = static_cast<const unsigned char*>(v.data());
+    int64_t offset = 0;
+    for (Request* r : batch) {
+      std::vector<int64_t> dims = v.shape();
+      dims[0] = r->rows;
+      Result<Value> slice = Value::copy_of(
+          {v.element_type(), dims.data(), static_cast<int>(dims.size()), rb ? base + rb * offset : nullptr});
+      if (!slice.is_ok()) return finish(slice.status().with_context("splitting output '" + name + "'"), run);
+      r->outcome.outputs.push_back(std::move(slice).value());
+      offset += r->rows;
+    }
+  }
+  finish(Status::ok(), run);
+}
+
+}  // namespace sdx::serve

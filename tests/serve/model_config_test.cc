@@ -1,0 +1,40 @@
+#include "serve/model_config.h"
+
+#include <gtest/gtest.h>
+
+namespace sdx::serve {
+namespace {
+
+TEST(ModelConfigTest, ParsesAndValidates) {
+  Result<ModelConfig> c = parse_model_config(
+      R"({"max_batch_size": 16, "dynamic_batching": {"preferred_batch_size": [16, 4, 4],
+          "max_queue_delay_microseconds": 500}})",
+      "m/config.json");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c.value().max_batch_size, 16);
+  EXPECT_TRUE(c.value().dynamic_batching);
+  EXPECT_EQ(c.value().preferred_batch_sizes, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(c.value().max_queue_delay_us, 500);
+  EXPECT_FALSE(parse_model_config(R"({"max_batch_size": 4})", "f").value().dynamic_batching);
+  EXPECT_EQ(parse_model_config("{}", "f").value().max_batch_size, 0);
+
+  auto error = [](const std::string& text) { return parse_model_config(text, "m/config.json").status().message(); };
+  EXPECT_EQ(error(R"({"max_batch_size": "8"})"),
+            "m/config.json: field 'max_batch_size' must be an integer, not a string");
+  EXPECT_EQ(error(R"({"max_batch_size": -1})"), "m/config.json: field 'max_batch_size' must be in 0..1048576, not -1");
+  EXPECT_EQ(error(R"({"max_batch_size": 2.5})"), "m/config.json: field 'max_batch_size' must be an integer, not 2.5");
+  EXPECT_NE(error(R"({"max_batch": 8})").find("field 'max_batch' is not a known field"), std::string::npos);
+  EXPECT_NE(error(R"({"dynamic_batching": {}})").find("field 'dynamic_batching' needs \"max_batch_size\""),
+            std::string::npos);
+  EXPECT_NE(error(R"({"max_batch_size": 4, "dynamic_batching": {"preferred_batch_size": [8]}})")
+                .find("field 'dynamic_batching.preferred_batch_size[0]' must be in 1..4, not 8"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"max_batch_size": 4, "dynamic_batching": {"delay": 1}})")
+                .find("field 'dynamic_batching.delay' is not a known field"),
+            std::string::npos);
+  EXPECT_NE(error("{\"max_batch_size\": 4").find("m/config.json: is not valid JSON"), std::string::npos);
+  EXPECT_NE(error("[1]").find("must hold an object"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sdx::serve
