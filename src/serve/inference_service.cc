@@ -16,19 +16,6 @@
 namespace sdx::serve {
 namespace {
 
-// Runs a handler's body; an exception (a bug, or memory running out) becomes INTERNAL instead of
-// terminating the server with every other client's request.
-template <typename Body>
-grpc::Status guarded(const char* rpc, Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, std::string(rpc) + ": " + e.what());
-  } catch (...) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, std::string(rpc) + ": unknown exception");
-  }
-}
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {

@@ -15,18 +15,6 @@
 namespace sdx::serve {
 namespace {
 
-// An exception escaping the engine (a bug, or memory running out) becomes INTERNAL, not a dead server.
-template <typename Body>
-grpc::Status guarded(const char* rpc, Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, std::string(rpc) + ": " + e.what());
-  } catch (...) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, std::string(rpc) + ": unknown exception");
-  }
-}
-
 grpc::Status invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
 
 // A value a ref holds, as a feed: borrowed (no copy) when it is a fixed-size tensor at an aligned address,
