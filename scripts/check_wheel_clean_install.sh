@@ -110,6 +110,8 @@ for f in files:
     out = subprocess.run(["ldd", f], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         parts = line.split()
+        if not parts or "statically linked" in line:  # a library with no dependencies of its own
+            continue
         name = parts[0]
         where = parts[2] if len(parts) > 2 and parts[1] == "=>" else parts[0]
         if "not found" in line:
