@@ -98,6 +98,14 @@ def start_server(repository, log_path, *extra):
     raise AssertionError(f"sdx serve did not start:\n{open(log_path).read()}")
 
 
+def wait_ready(client, log_path, timeout_s=60.0):
+    """Until the server says it is ready (its log in the assertion message otherwise)."""
+    deadline = time.time() + timeout_s
+    while not client.is_server_ready():
+        assert time.time() < deadline, open(log_path).read()
+        time.sleep(0.05)
+
+
 def stop_server(proc):
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -115,10 +123,7 @@ def server(repository, tmp_path_factory):
     proc, port = start_server(repository, log_path)
     try:
         client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
-        deadline = time.time() + 60
-        while not client.is_server_ready():
-            assert time.time() < deadline, open(log_path).read()
-            time.sleep(0.05)
+        wait_ready(client, log_path)
         yield client, port, proc, log_path
     finally:
         stop_server(proc)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from test_serve import add_model, grpcclient, start_server, stop_server, write_model  # noqa: F401 (skips)
+from test_serve import add_model, grpcclient, start_server, stop_server, wait_ready, write_model  # noqa: F401 (skips)
 from tritonclient.utils import InferenceServerException
 
 N = 512
@@ -51,10 +51,7 @@ def admission_server(tmp_path_factory):
                               "--model-concurrency", "1", "--log-requests")
     try:
         client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
-        deadline = time.time() + 60
-        while not client.is_server_ready():
-            assert time.time() < deadline, open(log_path).read()
-            time.sleep(0.05)
+        wait_ready(client, log_path)
         client.infer("slow", slow_inputs())  # warm up: later runs take their steady time
         yield client, port, metrics_port, log_path
     finally:

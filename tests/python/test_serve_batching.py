@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from models import mlp_model
-from test_serve import grpcclient, infer_input, start_server, stop_server, write_model  # noqa: F401 (skips)
+from test_serve import grpcclient, infer_input, start_server, stop_server, wait_ready, write_model  # noqa: F401 (skips)
 from test_serve_admission import free_port, sample, scrape
 
 import sdx  # noqa: E402
@@ -47,10 +47,7 @@ def batching_server(tmp_path_factory):
     proc, port = start_server(root, log_path, "--metrics-port", str(metrics_port), "--max-queue", "64")
     try:
         client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
-        deadline = time.time() + 60
-        while not client.is_server_ready():
-            assert time.time() < deadline, open(log_path).read()
-            time.sleep(0.05)
+        wait_ready(client, log_path)
         yield root, port, metrics_port, client
     finally:
         stop_server(proc)
