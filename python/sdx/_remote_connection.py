@@ -65,7 +65,7 @@ class Connection:
     thread until close(). A context manager.
 
     lease_s: the lease (default 30 s; the server clamps it to 0.1 s .. 10 min).
-    token: sent as `authorization: Bearer <token>` on every call (today's server does not check it yet).
+    token: sent as `authorization: Bearer <token>` on every call (sdx serve --auth-token-file checks it).
     credentials: grpc.ChannelCredentials for TLS (default: a plaintext channel).
     timeout_s: the deadline of each call (default 60 s).
     max_attempts, backoff_base_s, backoff_cap_s, retry_total_s: retries of UNAVAILABLE and RESOURCE_EXHAUSTED

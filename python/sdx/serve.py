@@ -7,7 +7,7 @@ are the server's own:
 
     sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--metrics-port 8002]
               [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--max-model-bytes N]
-              [--log-requests]
+              [--auth-token-file F] [--tls-cert F --tls-key F] [--log-requests]
 
 Beside KServe's service it serves sdx's own sdx.v1.RemoteService (proto/sdx/v1/remote.proto): models
 registered by fingerprint, sessions with leases, outputs kept on the server as references.
@@ -42,6 +42,12 @@ def server_argv(args) -> list[str]:
             "--metrics-port", str(args.metrics_port), "--max-queue", str(args.max_queue),
             "--model-concurrency", str(args.model_concurrency), "--max-message-bytes", str(args.max_message_bytes),
             "--max-model-bytes", str(args.max_model_bytes)]
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
+    for flag, value in (("--auth-token-file", args.auth_token_file), ("--tls-cert", args.tls_cert),
+                        ("--tls-key", args.tls_key)):
+        if value is not None:
+            argv += [flag, value]  # the server reads the files (an unreadable or empty one: exit 2)
     return argv + (["--log-requests"] if args.log_requests else [])
 
 
@@ -76,4 +82,10 @@ def add_parser(sub) -> None:
                    help="largest request or response message (default 1073741824)")
     p.add_argument("--max-model-bytes", type=int_at_least(1), default=2 << 30, metavar="N",
                    help="largest model an sdx.v1 client may upload, all chunks together (default 2147483648)")
+    p.add_argument("--auth-token-file", metavar="F",
+                   help="every call of the KServe and sdx.v1 services needs gRPC metadata `authorization: Bearer "
+                        "TOKEN`, TOKEN this file's text (one trailing newline stripped), else UNAUTHENTICATED; "
+                        "the health service stays open and /metrics is not covered")
+    p.add_argument("--tls-cert", metavar="F", help="TLS on the gRPC port: PEM certificate (chain); with --tls-key")
+    p.add_argument("--tls-key", metavar="F", help="TLS on the gRPC port: PEM private key; with --tls-cert")
     p.set_defaults(fn=cmd_serve)

@@ -8,7 +8,7 @@
 // server stops accepting calls, and the calls in flight finish (up to kDrainSeconds) before it exits.
 // The Prometheus endpoint (--metrics-port, metrics_http.h) starts before the gRPC port and stops after it.
 // Exit status: 0 after a clean shutdown, 1 when it cannot start (a port taken, repository unreadable), 2 for
-// a usage error.
+// a usage error (an unreadable or empty --auth-token-file, --tls-cert or --tls-key too).
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "serve/auth.h"
 #include "serve/inference_service.h"
 #include "serve/metrics_http.h"
 #include "serve/model_repository.h"
@@ -54,12 +55,13 @@ void load_models(sdx::serve::ModelRepository& repo) {
   }
 }
 
-std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts, grpc::Service* service,
-                                           grpc::Service* remote, int* bound_port) {
+std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts,
+                                           const std::shared_ptr<grpc::ServerCredentials>& credentials,
+                                           grpc::Service* service, grpc::Service* remote, int* bound_port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   const std::string address = opts.host + ":" + std::to_string(opts.port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), bound_port);
+  builder.AddListeningPort(address, credentials, bound_port);
   // gRPC sets SO_REUSEPORT by default, so a second server on a taken port would start and share it
   // silently; without it the bind fails and sdx-serve says so.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -83,6 +85,14 @@ int main(int argc, char** argv) {
   std::error_code ec;
   if (!std::filesystem::is_directory(opts.model_repository, ec))
     return usage_error("model repository '" + opts.model_repository + "' is not a folder");
+  // The token and the TLS files are read once, here: an unreadable or empty one stops the start (exit 2).
+  std::string token, cert_pem, key_pem;
+  if (!opts.auth_token_file.empty() &&
+      !sdx::serve::read_secret_file(opts.auth_token_file, "--auth-token-file", &token, &error))
+    return usage_error(error);
+  if (!opts.tls_cert.empty() && (!sdx::serve::read_secret_file(opts.tls_cert, "--tls-cert", &cert_pem, &error) ||
+                                 !sdx::serve::read_secret_file(opts.tls_key, "--tls-key", &key_pem, &error)))
+    return usage_error(error);
 
   // Before any thread starts, so that every thread inherits the mask and only sigwait below takes them.
   sigset_t stop_signals;
@@ -122,13 +132,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sdx-serve: metrics on http://%s:%d/metrics\n", opts.host.c_str(), opts.metrics_port);
   }
   int port = 0;
-  std::unique_ptr<grpc::Server> server = start_server(opts, &service, &remote, &port);
+  std::unique_ptr<grpc::Server> server =
+      start_server(opts, sdx::serve::make_server_credentials(token, cert_pem, key_pem), &service, &remote, &port);
   if (!server || port == 0) {
     std::fprintf(stderr, "sdx-serve: error: cannot listen on %s:%d (in use, or not an address of this machine)\n",
                  opts.host.c_str(), opts.port);
     return 1;
   }
-  std::fprintf(stderr, "sdx-serve: listening on %s:%d\n", opts.host.c_str(), port);
+  std::fprintf(stderr, "sdx-serve: listening on %s:%d%s%s\n", opts.host.c_str(), port, cert_pem.empty() ? "" : " (TLS)",
+               token.empty() ? "" : " (bearer token required)");
 
   int signal = 0;
   sigwait(&stop_signals, &signal);

@@ -20,7 +20,8 @@ bool parse_int(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
 const char* server_usage() {
   return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--metrics-port PORT]\n"
          "                 [--max-queue N] [--model-concurrency N] [--max-message-bytes N]\n"
-         "                 [--max-model-bytes N] [--log-requests]\n"
+         "                 [--max-model-bytes N] [--auth-token-file F] [--tls-cert F --tls-key F]\n"
+         "                 [--log-requests]\n"
          "\n"
          "Serves the ONNX models of DIR (NAME/VERSION/model.onnx) over gRPC with the KServe v2 protocol\n"
          "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service,\n"
@@ -36,6 +37,10 @@ const char* server_usage() {
          "  --model-concurrency N    requests running at once per model (default: the hardware threads)\n"
          "  --max-message-bytes N    largest request or response message (default 1073741824)\n"
          "  --max-model-bytes N      largest model an sdx.v1 client may upload, all chunks (default 2147483648)\n"
+         "  --auth-token-file F      every call of both services needs gRPC metadata `authorization: Bearer\n"
+         "                           TOKEN`, TOKEN the file's text (one trailing newline stripped); else\n"
+         "                           UNAUTHENTICATED. The health service stays open; /metrics is not covered\n"
+         "  --tls-cert F, --tls-key F  TLS on the gRPC port with this PEM certificate (chain) and key (both)\n"
          "  --log-requests           one structured line per request on stderr (debug)\n"
          "\n"
          "SIGTERM or SIGINT stops it: new requests are refused, requests in flight finish.\n";
@@ -62,8 +67,8 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
     }
     const bool has_value = inline_value || i + 1 < argc;
     if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes" &&
-        arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency" &&
-        arg != "--max-model-bytes") {
+        arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency" && arg != "--max-model-bytes" &&
+        arg != "--auth-token-file" && arg != "--tls-cert" && arg != "--tls-key") {
       *error = "unknown option '" + std::string(arg) + "'";
       return false;
     }
@@ -75,6 +80,12 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
     int64_t n = 0;
     if (arg == "--model-repository") {
       out->model_repository = value;
+    } else if (arg == "--auth-token-file" || arg == "--tls-cert" || arg == "--tls-key") {
+      if (value.empty()) {
+        *error = std::string(arg) + ": empty file name";
+        return false;
+      }
+      (arg == "--auth-token-file" ? out->auth_token_file : arg == "--tls-cert" ? out->tls_cert : out->tls_key) = value;
     } else if (arg == "--host") {
       out->host = value;
     } else if (arg == "--port") {
@@ -112,6 +123,10 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
   }
   if (out->model_repository.empty()) {
     *error = "--model-repository DIR is required";
+    return false;
+  }
+  if (out->tls_cert.empty() != out->tls_key.empty()) {
+    *error = "--tls-cert and --tls-key go together";
     return false;
   }
   if (out->host.empty()) {

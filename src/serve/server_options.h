@@ -19,6 +19,9 @@ struct ServerOptions {
   int max_queue = 64;                    // --max-queue: requests in flight or waiting, per model
   int model_concurrency = 0;             // --model-concurrency: requests running at once per model; 0: cores
   int64_t max_model_bytes = int64_t{2} << 30;  // --max-model-bytes: largest sdx.v1 model upload (all chunks)
+  std::string auth_token_file;            // --auth-token-file F: every call needs `authorization: Bearer <F's token>`
+  std::string tls_cert;                   // --tls-cert F (PEM; with --tls-key): TLS on the gRPC port
+  std::string tls_key;                    // --tls-key F (PEM; with --tls-cert)
   bool log_requests = false;             // --log-requests: one structured line per request on stderr
   bool help = false;                     // --help
 };
