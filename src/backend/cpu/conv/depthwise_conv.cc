@@ -53,6 +53,16 @@ struct DepthwiseConv::Impl {
   // them is not blocked.
   std::vector<float> w_blocked, x_buf, y_buf, r_buf;
 
+  // How run() splits the work over `threads`: items of `band_rows` output rows, `bands` per plane.
+  struct Split {
+    int64_t planes = 0, bands = 1, band_rows = 0;
+  };
+  Split split(int threads) const;
+  // Floats of a thread's padded rows that an NCHW item uses (0 when blocked).
+  size_t scratch_floats(const Split& s) const {
+    return blocked ? 0 : static_cast<size_t>(g.end_row(s.band_rows) * g.row_floats());
+  }
+
   // [i0, i1) of planes * bands items; `bands` row bands per plane.
   template <typename F>
   void nchw_items(const F& f, int64_t i0, int64_t i1, int64_t bands, int64_t band_rows, size_t scratch,
@@ -166,20 +176,31 @@ void DepthwiseConv::set_constant_weights(const float* w) {
   c.constant_w = true;
 }
 
+DepthwiseConv::Impl::Split DepthwiseConv::Impl::split(int threads) const {
+  Split s;
+  s.planes = blocked ? N * (M / dw::kBlock) : N * M;
+  // Bands of output rows per plane: one unless there are fewer planes than a few per thread.
+  const int64_t want = 4 * static_cast<int64_t>(threads);
+  s.bands = s.planes >= want ? 1 : std::min(g.OH, (want + s.planes - 1) / s.planes);
+  s.band_rows = (g.OH + s.bands - 1) / s.bands;
+  return s;
+}
+
+void DepthwiseConv::reserve_thread_scratch() const {
+  if (const size_t floats = impl_->scratch_floats(impl_->split(current_num_threads()))) conv_thread_scratch(floats);
+}
+
 void DepthwiseConv::run(const float* x, const float* w, const float* b, const float* r, float* y) {
   Impl& c = *impl_;
   const dw::Geometry& g = c.g;
-  const int64_t planes = c.blocked ? c.N * (c.M / dw::kBlock) : c.N * c.M;
+  const Impl::Split s = c.split(current_num_threads());
+  const int64_t planes = s.planes, bands = s.bands, band_rows = s.band_rows;
   const int64_t per_plane = c.blocked ? dw::kBlock : 1;  // channels an item computes
-  // Bands of output rows per plane: one unless there are fewer planes than a few per thread.
-  const int64_t want = 4 * static_cast<int64_t>(current_num_threads());
-  const int64_t bands = planes >= want ? 1 : std::min(g.OH, (want + planes - 1) / planes);
-  const int64_t band_rows = (g.OH + bands - 1) / bands;
   // About 64K multiply-adds per chunk at least.
   const int64_t grain =
       std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, band_rows * g.OW * c.ks * per_plane));
   if (!c.blocked) {
-    const size_t scratch = static_cast<size_t>(g.end_row(band_rows) * g.row_floats());
+    const size_t scratch = c.scratch_floats(s);
     c.act.visit([&](auto f) {
       parallel_for(planes * bands, grain, [&](int64_t i0, int64_t i1) {
         c.nchw_items(f, i0, i1, bands, band_rows, scratch, x, w, b, r, y);
@@ -229,6 +250,7 @@ std::unique_ptr<backend::BoundKernel> bind_depthwise_conv(const ConvPlan& p, con
   std::unique_ptr<DepthwiseConv> conv = DepthwiseConv::make(p, act, layouts, r != nullptr);
   if (!conv) return nullptr;
   if (ctx.input_is_constant(1)) conv->set_constant_weights(w.data<float>());
+  conv->reserve_thread_scratch();
   return backend::bind_call([conv = std::move(conv), px = x.data<float>(), pw = w.data<float>(),
                              pb = b ? b->data<float>() : nullptr, pr = r ? r->data<float>() : nullptr,
                              py = ctx.output(0).data<float>()] {

@@ -68,6 +68,10 @@ class DepthwiseConv {
   // pool. One DepthwiseConv must not run on two threads at once (it owns its buffers).
   void run(const float* x, const float* w, const float* b, const float* r, float* y);
 
+  // Grows the calling thread's conv scratch to what run() on this thread's pool needs, so that a bound
+  // form's first run on the thread that bound it allocates nothing (a worker grows its own on its first item).
+  void reserve_thread_scratch() const;
+
   bool blocked() const;  // tests: whether it runs the NCHW16c loops
 
  private:

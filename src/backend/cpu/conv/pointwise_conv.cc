@@ -115,6 +115,10 @@ std::unique_ptr<backend::BoundKernel> bind_pointwise_conv(const ConvPlan& p, con
   const Tensor* b = optional_input(ctx, 2);
   const Tensor* r = optional_input(ctx, 3);
   if (!conv_operands_float32(x, w, b, r) || !pointwise_conv_applies(p, layouts)) return nullptr;
+  if (layouts.y) {  // the first bound run on this thread allocates nothing (a worker grows its own on its first chunk)
+    const Split s = split_for(p.M, p.C, p.os, current_num_threads());
+    conv_thread_scratch(static_cast<size_t>(s.rows * s.cols));
+  }
   return backend::bind_call([p, act, blocked_y = layouts.y, px = x.data<float>(), pw = w.data<float>(),
                              pb = b ? b->data<float>() : nullptr, pr = r ? r->data<float>() : nullptr,
                              py = ctx.output(0).data<float>()] {

@@ -5,7 +5,9 @@
 //
 // One buffer per thread, shared by every convolution: a thread runs one chunk at a time and no kernel
 // calls another inside a chunk. It grows on a thread's first call after a larger convolution and is then
-// reused, so steady-state replay allocates nothing.
+// reused, so steady-state replay allocates nothing. A bound form grows the binding thread's buffer when
+// it binds (which of the pool's threads runs which chunk varies from run to run, so a thread that bound a
+// convolution may run its first chunk of it only in a later run).
 #pragma once
 
 #include <cstddef>

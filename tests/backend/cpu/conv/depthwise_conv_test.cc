@@ -282,5 +282,14 @@ TEST(DepthwiseConv, BoundFormMatchesRunWithoutAllocating) {
   }
 }
 
+// The NCHW loops pad rows into the thread's scratch: binding grows it, so the bound form's first run on the
+// binding thread allocates nothing even when that thread ran no item of it before.
+TEST(DepthwiseConv, BindingGrowsTheBindingThreadsScratch) {
+  const Case c = cases()[1];
+  const Tensor x = random_tensor(DType::kFloat32, c.x, 17), w = random_tensor(DType::kFloat32, c.w, 18);
+  expect_first_bound_run_on_a_new_thread_allocates_nothing(NodeSpec{.op = "Conv", .inputs = {x, w}, .attrs = attrs_of(c)},
+                                                           {1});
+}
+
 }  // namespace
 }  // namespace sdx::test

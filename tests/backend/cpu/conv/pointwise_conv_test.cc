@@ -218,5 +218,17 @@ TEST(PointwiseConv, BoundFormMatchesRunWithoutAllocating) {
   }
 }
 
+// A channel-blocked Y goes through the thread's scratch: binding grows it, so the bound form's first run
+// on the binding thread allocates nothing even when that thread ran no chunk of it before (CI once saw one
+// allocation there when the pool's workers had taken every chunk of the runs before).
+TEST(PointwiseConv, BindingGrowsTheBindingThreadsScratch) {
+  const Case c = cases()[1];  // 16 -> 48, 13 x 13
+  const Tensor x = random_tensor(DType::kFloat32, c.x, 17), w = random_tensor(DType::kFloat32, w_dims(c), 18);
+  std::vector<ir::Attribute> blocked = attrs_of(c);
+  blocked.push_back(attr_s("output_layout", "NCHW16c"));
+  expect_first_bound_run_on_a_new_thread_allocates_nothing(
+      NodeSpec{.op = "FusedConv", .domain = "sdx", .opset = 1, .inputs = {x, w}, .attrs = blocked}, {1});
+}
+
 }  // namespace
 }  // namespace sdx::test

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -286,6 +287,30 @@ inline void expect_bound_matches(const NodeSpec& spec, const std::vector<int>& c
   declined = k.kernel->prepare(TestPrepareContext(*k.node, inputs, constant, wrong));
   ASSERT_TRUE(declined.is_ok()) << declined.status().to_string();
   EXPECT_EQ(declined.value(), nullptr) << "prepare() accepted output 0 of type " << wrong[0].type_string();
+}
+
+// The bound form's first run on a thread that has run no kernel before (so has no thread-local
+// scratch yet) makes no heap allocation on that thread: whatever per-thread buffers the bound run
+// uses are grown by prepare(). Runs on a new thread with no pool, where the thread runs every chunk.
+inline void expect_first_bound_run_on_a_new_thread_allocates_nothing(const NodeSpec& spec,
+                                                                     const std::vector<int>& constant_inputs = {}) {
+  SCOPED_TRACE(spec.op + " on a new thread");
+  auto ref = run_node(spec);
+  ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+  std::vector<Tensor> outputs;
+  for (const Tensor& r : *ref) outputs.push_back(fresh_tensor(r.dtype(), r.shape(), 0xA5));
+  KernelUnderTest k = make_kernel(spec);
+  ASSERT_NE(k.kernel, nullptr);
+  std::vector<bool> constant(spec.inputs.size(), false);
+  for (int i : constant_inputs) constant.at(static_cast<size_t>(i)) = true;
+  std::thread([&] {
+    TestPrepareContext ctx(*k.node, spec.inputs, constant, outputs);
+    auto prepared = k.kernel->prepare(ctx);
+    ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
+    ASSERT_NE(prepared.value(), nullptr) << "prepare() gave no bound form";
+    run_bound_once(*prepared.value(), "first run on a new thread");
+  }).join();
+  for (size_t i = 0; i < outputs.size(); ++i) EXPECT_TRUE(same_bits(outputs[i], (*ref)[i])) << "output " << i;
 }
 
 // prepare() declines this case (returns null, not an error).
