@@ -25,10 +25,18 @@ def _worker(via: str) -> None:
     run = run_case if via == "python" else _sdx.run_conformance_case
     for line in sys.stdin:
         req = json.loads(line)
+        # The case's clock starts now, not when it was sent: a fresh worker's imports (seconds on a loaded
+        # machine) are not the case's time.
+        sys.stdout.write('{"started": true}\n')
+        sys.stdout.flush()
         outcome, reason, ms, replayed, note = run(req["dir"], req.get("rtol", 1e-3), req.get("atol", 1e-7))
         sys.stdout.write(json.dumps({"outcome": outcome, "reason": reason, "ms": ms, "replayed": replayed,
                                      "replay_note": note}) + "\n")
         sys.stdout.flush()
+
+
+# How long a worker may take to import sdx and take its first case before that case fails.
+_WORKER_START_S = 120.0
 
 
 class _Worker:
@@ -36,11 +44,13 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-m", "sdx.conformance", "--worker", via], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.case: str | None = None
-        self.started = 0.0
+        self.sent = 0.0  # when the case was sent
+        self.started = 0.0  # when the worker said it began the case (0: not yet)
 
     def send(self, case: str, case_dir: str, rtol: float, atol: float) -> None:
         self.case = case
-        self.started = time.monotonic()
+        self.sent = time.monotonic()
+        self.started = 0.0
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"dir": case_dir, "rtol": rtol, "atol": atol}) + "\n")
         self.proc.stdin.flush()
@@ -140,16 +150,23 @@ def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: b
                 continue
             if not line:  # the worker died: the case crashed the process
                 code = w.proc.wait()
-                record(w.case, "failed", f"crashed the process (exit code {code})", (time.monotonic() - w.started) * 1e3)
+                record(w.case, "failed", f"crashed the process (exit code {code})", (time.monotonic() - (w.started or w.sent)) * 1e3)
                 replace(i)
                 continue
             r = json.loads(line)
+            if r.get("started"):
+                w.started = time.monotonic()
+                continue
             record(w.case, r["outcome"], r["reason"], r["ms"], r.get("replayed", False), r.get("replay_note", ""))
             feed(w)
         now = time.monotonic()
         for i, w in enumerate(workers):
-            if w.case and now - w.started > timeout:
+            if w.case and w.started and now - w.started > timeout:
                 record(w.case, "failed", f"timed out after {timeout:.0f}s", (now - w.started) * 1e3)
+                replace(i)
+            elif w.case and not w.started and now - w.sent > _WORKER_START_S:
+                record(w.case, "failed", f"the worker process did not start within {_WORKER_START_S:.0f}s",
+                       (now - w.sent) * 1e3)
                 replace(i)
     for w in workers:
         if w.proc.stdin:
