@@ -418,6 +418,14 @@ class InferenceSession:
         ops_after histograms, log [(pass, "before -> after", node)], iterations, text."""
         return self._native.optimization_report()
 
+    def subgraph_reports(self) -> list[dict]:
+        """Each subgraph body of the model (If branch, Loop or Scan body) as it stands now: body, attribute,
+        owner, owner_op, plan (True: a plan of its own, captured and replayed; False: interpreted node by
+        node), why (when interpreted), calls, replays, new_plans, captured_steps and gap_steps of its last
+        call, last_fallback (why its last call did not replay), and nested (the bodies inside it). Empty with
+        subgraph_plans off."""
+        return self._native.subgraph_reports()
+
     def jit_stats(self) -> dict:
         """Kernel JIT counters: enabled, cache_dir, requests, disk_cache_hits, compiled, failed and
         compiler_runs (compiler processes started, --version queries included)."""

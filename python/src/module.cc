@@ -783,6 +783,31 @@ class PySession {
     return engine().wait_for_jit(timeout_s);
   }
 
+  // Every subgraph body (If branch, Loop/Scan body) as it stands: a list of dicts, nested bodies in "nested".
+  nb::list subgraph_reports() const { return body_report_list(engine().body_reports()); }
+
+  static nb::list body_report_list(const std::vector<runtime::BodyReport>& reports) {
+    nb::list out;
+    for (const runtime::BodyReport& r : reports) {
+      nb::dict d;
+      d["body"] = r.body;
+      d["attribute"] = r.attribute;
+      d["owner"] = r.owner;
+      d["owner_op"] = r.owner_op;
+      d["plan"] = r.plan;
+      d["why"] = r.why;
+      d["calls"] = r.calls;
+      d["replays"] = r.replays;
+      d["new_plans"] = r.new_plans;
+      d["captured_steps"] = r.captured_steps;
+      d["gap_steps"] = r.gap_steps;
+      d["last_fallback"] = r.last_fallback;
+      d["nested"] = body_report_list(r.nested);
+      out.append(d);
+    }
+    return out;
+  }
+
   nb::dict metadata() const {
     const ir::Model& m = engine().model();
     nb::dict d;
@@ -948,6 +973,7 @@ NB_MODULE(_sdx, m) {
       .def("optimization_report", &PySession::optimization_report)
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
+      .def("subgraph_reports", &PySession::subgraph_reports)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
       .def("debug", &PySession::debug, nb::arg("feeds"), nb::arg("breakpoints"), nb::arg("callback"))
       .def("check_replay", &PySession::check_replay, nb::arg("feeds"), nb::arg("atol"))

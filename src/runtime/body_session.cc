@@ -40,7 +40,12 @@ class BodySession final : public SubgraphBody {
       if (!by_input[static_cast<size_t>(i)]->is_tensor()) return std::optional<std::vector<Datum>>();
     ExecutionReport rep;
     SDX_ASSIGN_OR_RETURN(std::vector<Datum> out, session_->run_inputs(by_input, &rep), "");
-    // Relaxed counters: statistics for the churn check, which only ever turns the flag on.
+    // Relaxed counters: statistics for the churn check, which only ever turns the flag on, and for
+    // report(), which reads each on its own (a report taken during a call may be one call behind).
+    if (rep.mode_used == ExecutionMode::kCpuReplay) replays_.fetch_add(1, std::memory_order_relaxed);
+    captured_steps_.store(rep.captured_steps, std::memory_order_relaxed);
+    gap_steps_.store(rep.gap_steps, std::memory_order_relaxed);
+    last_fallback_.store(rep.fallback_reason, std::memory_order_relaxed);  // a static string or null
     const uint64_t calls = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
     const uint64_t fresh = rep.call_count == 1 ? new_plans_.fetch_add(1, std::memory_order_relaxed) + 1
                                                : new_plans_.load(std::memory_order_relaxed);
@@ -58,6 +63,24 @@ class BodySession final : public SubgraphBody {
     return std::optional<std::vector<Datum>>(std::move(out));
   }
 
+  // `r` holds the body's names; this adds its state and counters, and the bodies nested in it.
+  BodyReport report(BodyReport r) const {
+    const uint64_t calls = calls_.load(std::memory_order_relaxed);
+    const uint64_t fresh = new_plans_.load(std::memory_order_relaxed);
+    r.plan = !interpreted_.load(std::memory_order_relaxed);
+    if (!r.plan)
+      r.why = "input shapes changed on " + std::to_string(fresh) + " of " + std::to_string(calls) + " calls";
+    r.calls = calls;
+    r.replays = replays_.load(std::memory_order_relaxed);
+    r.new_plans = fresh;
+    r.captured_steps = captured_steps_.load(std::memory_order_relaxed);
+    r.gap_steps = gap_steps_.load(std::memory_order_relaxed);
+    const char* fallback = last_fallback_.load(std::memory_order_relaxed);
+    r.last_fallback = fallback ? fallback : "";
+    r.nested = session_->body_reports();
+    return r;
+  }
+
  private:
   std::unique_ptr<Session> session_;
   std::vector<const ir::Value*> captured_;
@@ -66,7 +89,21 @@ class BodySession final : public SubgraphBody {
   mutable std::atomic<bool> interpreted_{false};
   mutable std::atomic<uint64_t> calls_{0};
   mutable std::atomic<uint64_t> new_plans_{0};
+  mutable std::atomic<uint64_t> replays_{0};
+  mutable std::atomic<int32_t> captured_steps_{0}, gap_steps_{0};
+  mutable std::atomic<const char*> last_fallback_{nullptr};
 };
+
+// The report's names: the body, the owner's attribute that holds it, the owner.
+BodyReport names_of(const ir::Graph& body, const ir::Node& owner) {
+  BodyReport r;
+  r.body = body.name();
+  r.owner = owner.name();
+  r.owner_op = owner.op_type();
+  for (const ir::Attribute& a : owner.attributes())
+    if (a.g.get() == &body) r.attribute = a.name;
+  return r;
+}
 
 }  // namespace
 
@@ -74,6 +111,9 @@ std::unique_ptr<SubgraphBody> BodySessionCompiler::compile(const ir::Graph& body
   const std::string where = "subgraph '" + body.name() + "' of " + owner.describe();
   auto interpreted = [&](const Status& why) -> std::unique_ptr<SubgraphBody> {
     interpreted_.push_back(where + ": " + why.message());
+    BodyReport r = names_of(body, owner);
+    r.why = why.message();
+    reporters_.push_back([r] { return r; });
     obs::log_for(options_.log_level, obs::LogSeverity::kInfo, "plan",
                  [&] { return where + " stays interpreted: " + why.message(); });
     obs::Diagnostics::global().record_lazy(obs::DiagCategory::kFallback, obs::DiagLevel::kSummary,
@@ -100,7 +140,9 @@ std::unique_ptr<SubgraphBody> BodySessionCompiler::compile(const ir::Graph& body
     return where + " runs as a plan of its own; outer values fed per call:" + inputs + "; " +
            std::to_string(lifted.value().constants.size()) + " outer constants";
   });
-  return std::make_unique<BodySession>(std::move(session).value(), std::move(lifted).value(), where);
+  auto compiled = std::make_unique<BodySession>(std::move(session).value(), std::move(lifted).value(), where);
+  reporters_.push_back([b = compiled.get(), names = names_of(body, owner)] { return b->report(names); });
+  return compiled;
 }
 
 }  // namespace sdx::runtime

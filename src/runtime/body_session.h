@@ -8,18 +8,21 @@
 //
 // A body stays interpreted (GraphExecutor's sub-executor) when it cannot be lifted or compiled, and goes
 // back to it when its input shapes change on most calls (a loop whose carried value grows): each new
-// shape would cost a warmup and a capture. Both are recorded: interpreted() lists them with why, and the
-// diagnostics (FALLBACK, SUBGRAPH_INTERPRETED) say so when enabled.
+// shape would cost a warmup and a capture. Both are recorded: interpreted() lists them with why, the
+// diagnostics (FALLBACK, SUBGRAPH_INTERPRETED) say so when enabled, and reporters() give each body's
+// BodyReport (runtime/body_report.h: plan or interpreted, calls, replays) for Session::body_reports().
 //
 //   BodySessionCompiler bodies(model, options);
 //   SDX_RETURN_IF_ERROR(graph_executor.prepare(*model.graph, &unsupported, {}, &bodies), "");
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/body_report.h"
 #include "runtime/graph_executor.h"
 #include "runtime/session_options.h"
 
@@ -37,12 +40,16 @@ class BodySessionCompiler final : public SubgraphCompiler {
   const std::unordered_set<const ir::Value*>& captured_constants() const { return constants_; }
   // One line per body left interpreted at load, with why.
   const std::vector<std::string>& interpreted() const { return interpreted_; }
+  // One per body compile() saw, in that order: its report now. A compiled body's reporter reads the body,
+  // which the GraphExecutor that received it owns: call it only while that executor lives.
+  const std::vector<std::function<BodyReport()>>& reporters() const { return reporters_; }
 
  private:
   const ir::Model& parent_;
   const SessionOptions& options_;
   std::unordered_set<const ir::Value*> constants_;
   std::vector<std::string> interpreted_;
+  std::vector<std::function<BodyReport()>> reporters_;
 };
 
 }  // namespace sdx::runtime

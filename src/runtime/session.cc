@@ -34,6 +34,12 @@ Session::~Session() { delete bound_.exchange(nullptr, std::memory_order_acquire)
 
 bool Session::wait_for_jit(double timeout_s) const { return jit_ ? jit_->wait_idle(timeout_s) : true; }
 
+std::vector<BodyReport> Session::body_reports() const {
+  std::vector<BodyReport> out;
+  for (const auto& report : body_reporters_) out.push_back(report());
+  return out;
+}
+
 Status Session::init() {
   if (!model_.graph) return invalid_argument("model has no graph");
   const ModeResolution mode = resolve_execution_mode(options_.execution_mode);
@@ -58,6 +64,7 @@ Status Session::init() {
   // An override of an initializer a body copied in as a constant would not reach the body.
   for (const ir::Value* v : bodies.captured_constants()) overridable_.erase(v);
   interpreted_bodies_ = bodies.interpreted();
+  body_reporters_ = bodies.reporters();
   for (const ir::Value* v : model_.graph->inputs())
     if (!v->is_initializer()) {
       inputs_.push_back({v->name(), v->type()});

@@ -30,6 +30,7 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "opt/pass_manager.h"
+#include "runtime/body_report.h"
 #include "runtime/context.h"
 #include "runtime/context_pool.h"
 #include "runtime/execution_report.h"
@@ -129,6 +130,9 @@ class Session {
   bool wait_for_jit(double timeout_s) const;
   // Subgraph bodies (of this graph, not nested ones) left interpreted at load, one line each with why.
   const std::vector<std::string>& interpreted_bodies() const { return interpreted_bodies_; }
+  // Every subgraph body of this graph as it stands now (plan or interpreted, calls, replays), each with
+  // the bodies nested in it; empty with subgraph_plans off.
+  std::vector<BodyReport> body_reports() const;
 
  private:
   Session() = default;
@@ -153,6 +157,7 @@ class Session {
   bool body_ = false;       // a subgraph body's session (create_body)
   bool optimized_ = false;  // the graph came optimized (create)
   std::vector<std::string> interpreted_bodies_;
+  std::vector<std::function<BodyReport()>> body_reporters_;  // BodySessionCompiler::reporters()
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor graph_executor_;

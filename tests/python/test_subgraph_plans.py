@@ -138,6 +138,24 @@ def test_loop_body_plans_match_the_interpreter(grow):
         np.testing.assert_array_equal(v, interp.run(None, feeds)[0])
 
 
+@pytest.mark.parametrize("grow", [False, True])
+def test_subgraph_reports_say_whether_each_body_replays(grow):
+    """InferenceSession.subgraph_reports(): a fixed-shape loop body replays its plan per iteration; a body whose
+    carried value grows goes back to the interpreter and says why."""
+    sess = _session(_loop_model(grow))
+    feeds = {"M": np.array(40, dtype=np.int64), "v0": np.ones(3, np.float32), "x": np.ones(3, np.float32)}
+    sess.run(None, feeds)
+    (r,) = sess.subgraph_reports()
+    assert (r["body"], r["attribute"], r["owner_op"]) == ("body", "body", "Loop")
+    if grow:
+        assert not r["plan"] and "input shapes changed on" in r["why"], r
+        assert r["calls"] == 16 and r["replays"] == 0  # the churn window, then interpreted
+    else:
+        assert r["plan"] and r["why"] == "", r
+        assert r["calls"] == 40 and r["new_plans"] == 1 and r["replays"] >= 37, r
+    assert _session(_loop_model(grow), subgraph_plans=False).subgraph_reports() == []
+
+
 def test_option_is_read_from_the_environment(monkeypatch):
     assert sdx.SessionOptions().subgraph_plans is True
     model, ref = _shape_if_model()

@@ -84,6 +84,40 @@ TEST(BodySession, BranchesRunAsPlansOfTheirOwn) {
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.to_string();
 }
 
+// body_reports(): each branch by name and owner, a plan, with its calls counted and the later ones replayed.
+TEST(BodySession, ReportsSayWhichBodiesReplayed) {
+  auto s = Session::create(if_model());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  for (int i = 0; i < 7; ++i) {
+    const float x[4] = {0.5f * i, -1.f, 2.f, 0.25f};
+    ASSERT_TRUE(call(*s.value(), x, i < 5).is_ok());  // then: 5 calls, else: 2
+  }
+  std::vector<BodyReport> reports = s.value()->body_reports();
+  ASSERT_EQ(reports.size(), 2u);
+  for (const BodyReport& r : reports) {
+    SCOPED_TRACE(r.body);
+    EXPECT_EQ(r.owner, "if0");
+    EXPECT_EQ(r.owner_op, "If");
+    EXPECT_EQ(r.attribute, r.body == "then" ? "then_branch" : "else_branch");
+    EXPECT_TRUE(r.plan);
+    EXPECT_TRUE(r.why.empty());
+    EXPECT_EQ(r.calls, r.body == "then" ? 5u : 2u);
+    EXPECT_EQ(r.new_plans, 1u);  // one input signature
+    EXPECT_GT(r.captured_steps, 0);
+    EXPECT_TRUE(r.nested.empty());
+  }
+  const BodyReport& then = reports[0].body == "then" ? reports[0] : reports[1];
+  EXPECT_GE(then.replays, 2u);  // warmup, freeze and capture first; replays after
+  EXPECT_LT(then.replays, then.calls);
+  EXPECT_TRUE(then.last_fallback.empty()) << then.last_fallback;
+  // Off: nothing compiled, nothing reported.
+  SessionOptions off;
+  off.subgraph_plans = false;
+  auto interpreted = Session::create(if_model(), off);
+  ASSERT_TRUE(interpreted.is_ok());
+  EXPECT_TRUE(interpreted.value()->body_reports().empty());
+}
+
 TEST(BodySession, ConcurrentCallsShareBodyPlans) {
   SessionOptions o;
   o.intra_op_num_threads = 1;
