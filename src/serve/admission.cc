@@ -1,6 +1,12 @@
 #include "serve/admission.h"
 
+#include <grpcpp/server_context.h>
+
 #include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "serve/serve_metrics.h"
 
 namespace sdx::serve {
 
@@ -35,6 +41,55 @@ bool AdmissionGate::Ticket::wait_for_slot(Deadline deadline) {
     has_slot_ = gate_->slots_.try_acquire_until(deadline);
   }
   return has_slot_;
+}
+
+AdmissionGate* AdmissionGates::get(const std::string& key) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = gates_.find(key);
+    if (it != gates_.end()) return it->second.get();
+  }
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto& g = gates_[key];
+  if (!g) g = std::make_unique<AdmissionGate>(max_queue_, concurrency_);
+  return g.get();
+}
+
+GaugeHold::GaugeHold(Metric* gauge) : gauge_(gauge) { gauge_->add(1); }
+GaugeHold::~GaugeHold() { gauge_->add(-1); }
+
+int64_t retry_hint_ms(const AdmissionGate& gate, const ModelMetrics& metrics) {
+  const uint64_t n = metrics.duration->count();
+  const double mean_ms = n ? metrics.duration->sum() * 1e3 / static_cast<double>(n) : 1.0;
+  const double rounds = static_cast<double>(gate.admitted()) / gate.concurrency() + 1.0;
+  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(mean_ms * rounds)), 1, 10000);
+}
+
+grpc::Status refuse_queue_full(grpc::ServerContext* context, const AdmissionGate& gate, ModelMetrics* metrics,
+                               const std::string& what) {
+  metrics->rejected_queue_full->add(1);
+  const int64_t ms = retry_hint_ms(gate, *metrics);
+  context->AddTrailingMetadata("grpc-retry-pushback-ms", std::to_string(ms));
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      what + ": queue full (" + std::to_string(gate.max_queue()) +
+                          " requests in flight or waiting, --max-queue); retry in about " + std::to_string(ms) + " ms");
+}
+
+grpc::Status wait_to_run(grpc::ServerContext* context, AdmissionGate::Ticket* ticket, ModelMetrics* metrics,
+                         const std::string& what, double* waited) {
+  const auto queued = std::chrono::steady_clock::now();
+  bool slot = false;
+  {
+    GaugeHold waiting(metrics->queue_depth);
+    slot = ticket->wait_for_slot(context->deadline());
+  }
+  *waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count();
+  if (!slot || std::chrono::system_clock::now() > context->deadline()) {
+    metrics->rejected_deadline->add(1);
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        what + ": the request's deadline passed before it could run; it was not run");
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace sdx::serve

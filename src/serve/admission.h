@@ -9,14 +9,38 @@
 //
 // A request is refused at once when max_queue requests are already admitted, so a full queue never hangs
 // a caller. An admitted request waits for one of `concurrency` run slots until its deadline.
+//
+// Both services (KServe ModelInfer, inference_service.h, and sdx.v1 Run, remote_service.h) answer through
+// the same helpers below, so a refusal reads, hints and counts the same on either:
+//
+//   serve::AdmissionGates gates(/*max_queue=*/64, /*concurrency=*/8);    // one gate per key, made on first use
+//   AdmissionGate* g = gates.get("sha256:...");                           // or a repository model's name
+//   AdmissionGate::Ticket t = g->enter();
+//   if (!t.admitted()) return serve::refuse_queue_full(ctx, *g, metrics, "model 'add'");
+//   double waited = 0;
+//   if (grpc::Status st = serve::wait_to_run(ctx, &t, metrics, "model 'add'", &waited); !st.ok()) return st;
+//   { serve::GaugeHold running(metrics->inflight); ...run... }
 #pragma once
+
+#include <grpcpp/support/status.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <semaphore>
+#include <shared_mutex>
+#include <string>
+
+namespace grpc {
+class ServerContext;
+}
 
 namespace sdx::serve {
+
+class Metric;
+class ModelMetrics;
 
 class AdmissionGate {
  public:
@@ -54,5 +78,46 @@ class AdmissionGate {
   std::atomic<int64_t> admitted_{0};
   std::counting_semaphore<> slots_;
 };
+
+// The gates of one service, by key (a repository model's name, or an uploaded model's fingerprint), each
+// made on first use and kept for the service's life (a gate is small; tickets point into it). Thread-safe.
+class AdmissionGates {
+ public:
+  AdmissionGates(int max_queue, int concurrency) : max_queue_(max_queue), concurrency_(concurrency) {}
+  AdmissionGate* get(const std::string& key);
+
+ private:
+  const int max_queue_, concurrency_;
+  std::shared_mutex mutex_;  // guards gates_ (lookups shared, creation exclusive)
+  std::map<std::string, std::unique_ptr<AdmissionGate>> gates_;
+};
+
+// A gauge raised for a scope (exceptions included).
+class GaugeHold {
+ public:
+  explicit GaugeHold(Metric* gauge);
+  ~GaugeHold();
+  GaugeHold(const GaugeHold&) = delete;
+  GaugeHold& operator=(const GaugeHold&) = delete;
+
+ private:
+  Metric* gauge_;
+};
+
+// How long a refused caller should wait: the model's mean request time (metrics->duration), once per full
+// round of run slots ahead of it; 1 ms to 10 s.
+int64_t retry_hint_ms(const AdmissionGate& gate, const ModelMetrics& metrics);
+
+// The answer to a request the gate did not admit: RESOURCE_EXHAUSTED naming `what` (e.g. "model 'add'
+// version 1") and the limit, the hint in the message and in the trailing metadata grpc-retry-pushback-ms
+// (which grpcio's and sdx.remote's retries honour); counted in metrics->rejected_queue_full.
+grpc::Status refuse_queue_full(grpc::ServerContext* context, const AdmissionGate& gate, ModelMetrics* metrics,
+                               const std::string& what);
+
+// Waits (metrics->queue_depth raised meanwhile) for the ticket's run slot until the call's deadline. OK: run
+// now. DEADLINE_EXCEEDED (counted in metrics->rejected_deadline): the deadline passed first, or by the time
+// the slot came; the request must not run. `waited`: seconds spent waiting.
+grpc::Status wait_to_run(grpc::ServerContext* context, AdmissionGate::Ticket* ticket, ModelMetrics* metrics,
+                         const std::string& what, double* waited);
 
 }  // namespace sdx::serve

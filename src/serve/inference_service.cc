@@ -22,24 +22,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A gauge raised for a scope (exceptions included).
-struct GaugeHold {
-  explicit GaugeHold(Metric* gauge) : gauge(gauge) { gauge->add(1); }
-  ~GaugeHold() { gauge->add(-1); }
-  GaugeHold(const GaugeHold&) = delete;
-  GaugeHold& operator=(const GaugeHold&) = delete;
-  Metric* gauge;
-};
-
-// How long a refused caller should wait: the model's mean request time, once per full round of run slots
-// ahead of it; 1 ms to 10 s.
-int64_t retry_hint_ms(const AdmissionGate& gate, const ModelMetrics& metrics) {
-  const uint64_t n = metrics.duration->count();
-  const double mean_ms = n ? metrics.duration->sum() * 1e3 / static_cast<double>(n) : 1.0;
-  const double rounds = static_cast<double>(gate.admitted()) / gate.concurrency() + 1.0;
-  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(mean_ms * rounds)), 1, 10000);
-}
-
 // The request id as a log field: at most 64 printable characters, no spaces or quotes.
 std::string log_field(const std::string& text) {
   std::string out;
@@ -166,29 +148,10 @@ grpc::Status InferenceService::infer(grpc::ServerContext* context, const inferen
 
   AdmissionGate* g = gate(model.name);
   AdmissionGate::Ticket ticket = g->enter();
-  if (!ticket.admitted()) {
-    metrics->rejected_queue_full->add(1);
-    const int64_t ms = retry_hint_ms(*g, *metrics);
-    context->AddTrailingMetadata("grpc-retry-pushback-ms", std::to_string(ms));
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        context_text + ": queue full (" + std::to_string(g->max_queue()) +
-                            " requests in flight or waiting, --max-queue); retry in about " + std::to_string(ms) +
-                            " ms");
-  }
+  if (!ticket.admitted()) return refuse_queue_full(context, *g, metrics, context_text);
   if (model.batcher && model.batcher->batchable(feeds))
     return infer_batched(context, request, response, model, feeds, names, metrics, t);
-  const Clock::time_point queued = Clock::now();
-  bool slot = false;
-  {
-    GaugeHold waiting(metrics->queue_depth);
-    slot = ticket.wait_for_slot(context->deadline());
-  }
-  t->queue_wait = seconds_since(queued);
-  if (!slot || std::chrono::system_clock::now() > context->deadline()) {
-    metrics->rejected_deadline->add(1);
-    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                        context_text + ": the request's deadline passed before it could run; it was not run");
-  }
+  if (grpc::Status st = wait_to_run(context, &ticket, metrics, context_text, &t->queue_wait); !st.ok()) return st;
   std::optional<Result<std::vector<Value>>> run;
   {
     GaugeHold running(metrics->inflight);

@@ -113,7 +113,9 @@ int main(int argc, char** argv) {
   sdx::serve::InferenceService service(&repo, SDX_VERSION_STRING, &metrics, admission);
   sdx::serve::RemoteOptions remote_options;
   remote_options.max_model_bytes = opts.max_model_bytes;
-  sdx::serve::RemoteService remote(sdx::SessionOptions{}, remote_options, &metrics);
+  remote_options.max_queue = admission.max_queue;  // sdx.v1 Run: the same bounds, per model, as ModelInfer
+  remote_options.model_concurrency = admission.model_concurrency;
+  sdx::serve::RemoteService remote(sdx::SessionOptions{}, remote_options, &metrics, &repo);
   remote.start_reaper();
   std::unique_ptr<sdx::serve::MetricsHttpServer> metrics_http;
   if (opts.metrics_port != 0) {

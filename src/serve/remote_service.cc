@@ -1,21 +1,35 @@
 #include "serve/remote_service.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "serve/datatype.h"
 #include "serve/grpc_status.h"
+#include "serve/model_repository.h"
 #include "serve/tensor_codec.h"
 
 namespace sdx::serve {
 namespace {
 
 grpc::Status invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void describe(const ValueInfo& info, sdx::v1::TensorMetadata* out) {
+  out->set_name(info.name);
+  const char* datatype = info.is_tensor ? datatype_name(info.element_type) : nullptr;
+  out->set_datatype(datatype ? datatype : "");
+  for (const Dim& d : info.shape) out->add_shape(d.value >= 0 ? d.value : -1);
+}
 
 // A value a ref holds, as a feed: borrowed (no copy) when it is a fixed-size tensor at an aligned address,
 // copied otherwise. The caller keeps the ref's value alive until the run is over.
@@ -89,12 +103,18 @@ grpc::Status outputs_of(const Session& model, const sdx::v1::RunRequest& request
 
 }  // namespace
 
-RemoteService::RemoteService(SessionOptions options, RemoteOptions remote, ServeMetrics* metrics)
+RemoteService::RemoteService(SessionOptions options, RemoteOptions remote, ServeMetrics* metrics,
+                             ModelRepository* repository)
     : options_(remote),
+      serve_metrics_(metrics),
       metrics_(metrics->remote()),
+      repository_(repository),
       models_(std::move(options)),
+      gates_(remote.max_queue, remote.model_concurrency),
+      trimmer_(metrics->remote()->malloc_trim),
       sessions_(remote.sessions, [this](const std::string& id, SessionEnd why) {
-        refs_.drop_session(id);
+        // Runs on the reaper's thread (expired) or CloseSession's: the trim itself runs on the trimmer's.
+        if (refs_.drop_session(id) > 0) trimmer_.request();
         if (why == SessionEnd::kExpired) metrics_->lease_expiries->add(1);
       }) {}
 
@@ -177,17 +197,27 @@ grpc::Status RemoteService::HasModel(grpc::ServerContext*, const sdx::v1::HasMod
   return count("HasModel", grpc::Status::OK);
 }
 
-grpc::Status RemoteService::OpenSession(grpc::ServerContext*, const sdx::v1::OpenSessionRequest* request,
+grpc::Status RemoteService::OpenSession(grpc::ServerContext* context, const sdx::v1::OpenSessionRequest* request,
                                         sdx::v1::OpenSessionResponse* response) {
   return count("OpenSession", guarded("OpenSession", [&] {
+                 // The client's id, from the field or the affinity key (the same rule as session_of).
+                 std::string proposed = request->session_id(), from_metadata;
+                 const auto& md = context->client_metadata();
+                 if (auto it = md.find("sdx-session"); it != md.end())
+                   from_metadata.assign(it->second.data(), it->second.size());
+                 if (!proposed.empty() && !from_metadata.empty() && proposed != from_metadata)
+                   return invalid("OpenSession: session_id and the metadata key sdx-session disagree; send the "
+                                  "same id in both, or one of them");
+                 if (proposed.empty()) proposed = from_metadata;
                  const int64_t asked =
                      request->lease_ms() > INT64_MAX ? INT64_MAX : static_cast<int64_t>(request->lease_ms());
-                 Result<SessionManager::Lease> lease = sessions_.open(asked);
-                 if (!lease.is_ok()) return to_grpc(lease.status());
+                 SessionManager::Lease lease;
+                 if (grpc::Status st = sessions_.open(asked, proposed, &lease); !st.ok())
+                   return grpc::Status(st.error_code(), "OpenSession: " + st.error_message());
                  // The session exists for refs before any call can name it.
-                 refs_.add_session(lease.value().id);
-                 response->set_session_id(lease.value().id);
-                 response->set_lease_ms(lease.value().lease_ms);
+                 refs_.add_session(lease.id);
+                 response->set_session_id(lease.id);
+                 response->set_lease_ms(lease.lease_ms);
                  return grpc::Status::OK;
                }));
 }
@@ -217,20 +247,74 @@ grpc::Status RemoteService::CloseSession(grpc::ServerContext* context, const sdx
                }));
 }
 
+grpc::Status RemoteService::model_of(const std::string& fingerprint, const std::string& name,
+                                     const std::string& version, Model* out) {
+  if (!fingerprint.empty() && !name.empty())
+    return invalid("model " + fingerprint + " and model '" + name + "' both named: give a fingerprint (an uploaded "
+                   "model) or a model_name (the server's repository), not both");
+  if (!name.empty()) {
+    if (!repository_)
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "model '" + name + "': this server has no model repository");
+    Result<ModelRepository::Entry> found = repository_->find(name, version);
+    if (!found.is_ok()) return to_grpc(found.status());
+    *out = Model{found.value().session, found.value().name,
+                 "model '" + found.value().name + "' version " + found.value().version, found.value().version};
+    return grpc::Status::OK;
+  }
+  if (fingerprint.empty()) return invalid("no model: give a fingerprint (RegisterModel) or a model_name");
+  std::shared_ptr<const Session> model = models_.find(fingerprint);
+  if (!model)
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "model " + fingerprint + " is not registered (HasModel, then RegisterModel)");
+  *out = Model{std::move(model), fingerprint, "model " + fingerprint, ""};
+  return grpc::Status::OK;
+}
+
+grpc::Status RemoteService::ModelMetadata(grpc::ServerContext*, const sdx::v1::ModelMetadataRequest* request,
+                                          sdx::v1::ModelMetadataResponse* response) {
+  return count("ModelMetadata", guarded("ModelMetadata", [&] {
+                 Model model;
+                 if (grpc::Status st = model_of(request->fingerprint(), request->model_name(),
+                                                request->model_version(), &model);
+                     !st.ok())
+                   return st;
+                 response->set_name(model.key);
+                 response->set_version(model.version);
+                 for (const ValueInfo& in : model.session->inputs()) describe(in, response->add_inputs());
+                 for (const ValueInfo& out : model.session->outputs()) describe(out, response->add_outputs());
+                 return grpc::Status::OK;
+               }));
+}
+
 grpc::Status RemoteService::Run(grpc::ServerContext* context, const sdx::v1::RunRequest* request,
                                 sdx::v1::RunResponse* response) {
-  return count("Run", guarded("Run", [&] { return run(context, *request, response); }));
+  // Counted twice, as the other sdx.v1 calls (sdx_remote_requests_total{rpc="Run"}) and, once it named a
+  // model, as ModelInfer counts its requests (sdx_requests_total{model=...}, durations, overhead).
+  const Clock::time_point start = Clock::now();
+  ModelMetrics* metrics = nullptr;
+  double queue_wait = 0, run_seconds = -1;
+  grpc::Status st = guarded("Run", [&] { return run(context, *request, response, &metrics, &queue_wait, &run_seconds); });
+  if (metrics) {
+    const double total = seconds_since(start);
+    metrics->requests(st.error_code())->add(1);
+    metrics->duration->observe(total);
+    if (run_seconds >= 0) metrics->overhead->observe(total - queue_wait - run_seconds);
+  }
+  return count("Run", st);
 }
 
 grpc::Status RemoteService::run(grpc::ServerContext* context, const sdx::v1::RunRequest& request,
-                                sdx::v1::RunResponse* response) {
+                                sdx::v1::RunResponse* response, ModelMetrics** metrics, double* queue_wait,
+                                double* run_seconds) {
   std::string session;
   if (grpc::Status st = session_of(context, request.session_id(), &session); !st.ok()) return st;
-  std::shared_ptr<const Session> model = models_.find(request.fingerprint());
-  if (!model)
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        "model " + request.fingerprint() + " is not registered (HasModel, then RegisterModel)");
-  const std::string context_text = "model " + request.fingerprint();
+  Model found;
+  if (grpc::Status st = model_of(request.fingerprint(), request.model_name(), request.model_version(), &found);
+      !st.ok())
+    return st;
+  const std::shared_ptr<const Session>& model = found.session;
+  const std::string& context_text = found.what;
+  *metrics = serve_metrics_->model(found.key);
 
   Session::Feeds feeds;
   std::vector<RefStore::Held> held;  // the refs' values, alive until the run is over
@@ -240,7 +324,20 @@ grpc::Status RemoteService::run(grpc::ServerContext* context, const sdx::v1::Run
   std::vector<bool> keep;
   if (grpc::Status st = outputs_of(*model, request, context_text, &names, &keep); !st.ok()) return st;
   metrics_->bytes_received->add(received);
-  Result<std::vector<Value>> outputs = model->run(feeds, names);
+
+  // Checked, now admitted (or refused at once), then a run slot before the deadline, or not run at all.
+  AdmissionGate* gate = gates_.get(found.key);
+  AdmissionGate::Ticket ticket = gate->enter();
+  if (!ticket.admitted()) return refuse_queue_full(context, *gate, *metrics, context_text);
+  if (grpc::Status st = wait_to_run(context, &ticket, *metrics, context_text, queue_wait); !st.ok()) return st;
+  std::optional<Result<std::vector<Value>>> ran;
+  {
+    GaugeHold running((*metrics)->inflight);
+    const Clock::time_point run_start = Clock::now();
+    ran.emplace(model->run(feeds, names));
+    *run_seconds = seconds_since(run_start);
+  }
+  Result<std::vector<Value>>& outputs = *ran;
   if (!outputs.is_ok()) return to_grpc(outputs.status().with_context(context_text));
 
   // Every output checked before any is kept, so that a refused run leaves no ref behind.

@@ -1,9 +1,10 @@
 // The sdx.v1 extension service (proto/sdx/v1/remote.proto), served beside KServe's: models registered by
 // fingerprint (model_store.h), sessions with heartbeat leases (session_manager.h) and outputs kept on the
-// server as references that later runs take as inputs without moving their bytes (ref_store.h).
+// server as references that later runs take as inputs without moving their bytes (ref_store.h). Runs may
+// also name a model of the server's repository (the KServe service's models) instead of a fingerprint.
 //
 //   serve::ServeMetrics metrics;
-//   serve::RemoteService remote(sdx::SessionOptions{}, serve::RemoteOptions{}, &metrics);
+//   serve::RemoteService remote(sdx::SessionOptions{}, serve::RemoteOptions{}, &metrics, &repository);
 //   remote.start_reaper();                        // ends sessions whose lease ran out, freeing their refs
 //   grpc::ServerBuilder builder;
 //   builder.RegisterService(&remote);             // beside InferenceService
@@ -14,6 +15,16 @@
 // gRPC statuses naming what is wrong: an unknown fingerprint, session or ref is NOT_FOUND, another
 // session's ref PERMISSION_DENIED, a bad tensor INVALID_ARGUMENT naming the input, an upload past
 // --max-model-bytes RESOURCE_EXHAUSTED. Handlers run on gRPC's threads, several at once.
+//
+// OpenSession takes the client's proposed id (field, or the metadata key sdx-session) so that a balancer
+// hashing on sdx-session sends OpenSession where the session's later calls go (session_manager.h checks it).
+// Run goes through its model's AdmissionGate (admission.h, keyed by fingerprint or repository model name,
+// the same code and sdx_requests_total / sdx_rejected_total / sdx_queue_depth series as ModelInfer): checked
+// first, then refused at once when the queue is full (RESOURCE_EXHAUSTED, grpc-retry-pushback-ms), or run
+// once a slot frees up, unless its deadline passed meanwhile (DEADLINE_EXCEEDED, not run). A repository
+// model with dynamic batching runs unbatched here (a run slot of its sdx.v1 gate, apart from ModelInfer's).
+// When a session ends (closed or expired) its refs are freed and the freed heap is given back to the OS by
+// malloc_trim on the trimmer's thread (memory_trimmer.h).
 #pragma once
 
 #include <chrono>
@@ -23,6 +34,8 @@
 
 #include "sdx/session_options.h"
 #include "sdx/v1/remote.grpc.pb.h"
+#include "serve/admission.h"
+#include "serve/memory_trimmer.h"
 #include "serve/model_store.h"
 #include "serve/ref_store.h"
 #include "serve/serve_metrics.h"
@@ -30,15 +43,21 @@
 
 namespace sdx::serve {
 
+class ModelRepository;
+
 struct RemoteOptions {
   int64_t max_model_bytes = int64_t{2} << 30;  // --max-model-bytes: one upload's total
+  int max_queue = 64;                          // --max-queue: Runs in flight or waiting, per model
+  int model_concurrency = 1;                   // --model-concurrency: Runs running at once, per model
   SessionLimits sessions;
   std::chrono::milliseconds reap_interval{100};  // how often expired leases are looked for
 };
 
 class RemoteService final : public sdx::v1::RemoteService::Service {
  public:
-  RemoteService(SessionOptions options, RemoteOptions remote, ServeMetrics* metrics);
+  // repository: the models Run may name (model_name); null: only uploaded models.
+  RemoteService(SessionOptions options, RemoteOptions remote, ServeMetrics* metrics,
+                ModelRepository* repository = nullptr);
 
   void start_reaper() { sessions_.start_reaper(options_.reap_interval); }
   // Sets the gauges that are read rather than kept; called before each scrape.
@@ -48,6 +67,8 @@ class RemoteService final : public sdx::v1::RemoteService::Service {
                              sdx::v1::RegisterModelResponse* response) override;
   grpc::Status HasModel(grpc::ServerContext* context, const sdx::v1::HasModelRequest* request,
                         sdx::v1::HasModelResponse* response) override;
+  grpc::Status ModelMetadata(grpc::ServerContext* context, const sdx::v1::ModelMetadataRequest* request,
+                             sdx::v1::ModelMetadataResponse* response) override;
   grpc::Status OpenSession(grpc::ServerContext* context, const sdx::v1::OpenSessionRequest* request,
                            sdx::v1::OpenSessionResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* context, const sdx::v1::HeartbeatRequest* request,
@@ -64,7 +85,17 @@ class RemoteService final : public sdx::v1::RemoteService::Service {
  private:
   // The session a call names (field or metadata), its lease renewed; `id` set on success.
   grpc::Status session_of(grpc::ServerContext* context, const std::string& field, std::string* id);
-  grpc::Status run(grpc::ServerContext* context, const sdx::v1::RunRequest& request, sdx::v1::RunResponse* response);
+  // The model a Run or ModelMetadata names (fingerprint, or repository name and version): NOT_FOUND naming it.
+  struct Model {
+    std::shared_ptr<const Session> session;
+    std::string key;      // the gate's and metrics' key: the fingerprint, or the repository model's name
+    std::string what;     // for messages: "model sha256:..." or "model 'add' version 1"
+    std::string version;  // a repository model's version
+  };
+  grpc::Status model_of(const std::string& fingerprint, const std::string& name, const std::string& version,
+                        Model* out);
+  grpc::Status run(grpc::ServerContext* context, const sdx::v1::RunRequest& request, sdx::v1::RunResponse* response,
+                   ModelMetrics** metrics, double* queue_wait, double* run_seconds);
   // The run's feeds: tensors sent with it (decoded and checked), then the session's refs (borrowed).
   grpc::Status feeds_of(const std::string& session, const Session& model, const sdx::v1::RunRequest& request,
                         const std::string& context_text, Session::Feeds* feeds, std::vector<RefStore::Held>* held,
@@ -74,9 +105,13 @@ class RemoteService final : public sdx::v1::RemoteService::Service {
   grpc::Status count(const char* rpc, grpc::Status status);
 
   RemoteOptions options_;
+  ServeMetrics* serve_metrics_;
   RemoteMetrics* metrics_;
+  ModelRepository* repository_;
   ModelStore models_;
   RefStore refs_;
+  AdmissionGates gates_;
+  MemoryTrimmer trimmer_;    // before sessions_: the reaper asks it to trim until sessions_ is destroyed
   SessionManager sessions_;  // last: destroyed first, so its reaper stops before refs_ goes away
 };
 

@@ -72,6 +72,10 @@ ServeMetrics::ServeMetrics() {
                             MetricType::kGauge)->child({});
   r.ref_bytes = registry_.family("sdx_remote_ref_bytes", "Bytes held by the live remote refs.",
                                  MetricType::kGauge)->child({});
+  r.malloc_trim = registry_.histogram("sdx_malloc_trim_seconds",
+                                      "malloc_trim(0) calls after sessions ended (freed memory given back to "
+                                      "the OS), and their time.",
+                                      kLatencyBuckets)->child({});
   unknown_->duration = duration_->child({{"model", ""}});
 }
 

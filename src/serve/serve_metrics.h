@@ -82,6 +82,7 @@ struct RemoteMetrics {
   Metric *registrations_new = nullptr, *registrations_held = nullptr, *registrations_failed = nullptr;
   Metric *models = nullptr, *sessions_open = nullptr, *lease_expiries = nullptr;
   Metric *refs = nullptr, *ref_bytes = nullptr;
+  Metric* malloc_trim = nullptr;  // seconds of each malloc_trim(0) after sessions ended (memory_trimmer.h)
 };
 
 class ServeMetrics {

@@ -28,18 +28,56 @@ std::string SessionManager::new_id() {
   return std::string(hex, 32);
 }
 
+Status valid_session_id(const std::string& id) {
+  constexpr size_t kMin = 16, kMax = 64;
+  auto shown = [&] {  // at most 24 characters, the others as '?': the id is untrusted
+    std::string out;
+    for (char c : id.substr(0, 24)) out += (c > ' ' && c < 127 && c != '\'' && c != '\\') ? c : '?';
+    return "'" + out + (id.size() > 24 ? "...'" : "'");
+  };
+  const std::string rule = "; a session id is 16 to 64 characters of [A-Za-z0-9_-]";
+  if (id.size() < kMin || id.size() > kMax)
+    return Status(StatusCode::kInvalidArgument,
+                  "session id " + shown() + ": " + std::to_string(id.size()) + " characters" + rule);
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok)
+      return Status(StatusCode::kInvalidArgument,
+                    "session id " + shown() + ": character " + std::to_string(i) + " is not allowed" + rule);
+  }
+  return Status::ok();
+}
+
 Result<SessionManager::Lease> SessionManager::open(int64_t lease_ms) {
+  Lease lease;
+  grpc::Status st = open(lease_ms, "", &lease);
+  if (!st.ok()) return Status(StatusCode::kResourceExhausted, st.error_message());  // the only refusal without an id
+  return lease;
+}
+
+grpc::Status SessionManager::open(int64_t lease_ms, const std::string& proposed_id, Lease* out) {
+  if (!proposed_id.empty())
+    if (Status st = valid_session_id(proposed_id); !st.is_ok())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, st.message());
   if (lease_ms <= 0) lease_ms = limits_.default_lease_ms;
   lease_ms = std::clamp(lease_ms, limits_.min_lease_ms, limits_.max_lease_ms);
   std::lock_guard<std::mutex> lock(mutex_);
   if (sessions_.size() >= limits_.max_sessions)
-    return Status(StatusCode::kResourceExhausted,
-                  std::to_string(sessions_.size()) + " sessions open, the server's limit; close one or retry later");
-  std::string id;
-  do id = new_id();
-  while (sessions_.count(id));
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        std::to_string(sessions_.size()) +
+                            " sessions open, the server's limit; close one or retry later");
+  std::string id = proposed_id;
+  if (id.empty()) {
+    do id = new_id();
+    while (sessions_.count(id));
+  } else if (sessions_.count(id)) {
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                        "session '" + id + "' is already open on this server; propose another id (a random one)");
+  }
   sessions_[id] = Entry{lease_ms, now_() + std::chrono::milliseconds(lease_ms)};
-  return Lease{id, lease_ms};
+  *out = Lease{id, lease_ms};
+  return grpc::Status::OK;
 }
 
 Result<int64_t> SessionManager::touch(const std::string& id) {

@@ -3,6 +3,9 @@
 //
 //   serve::SessionManager sessions({}, [&](const std::string& id, serve::SessionEnd why) { refs.drop_session(id); });
 //   serve::SessionManager::Lease l = sessions.open(/*lease_ms=*/5000);   // id: 32 random hex digits
+//   serve::SessionManager::Lease mine;
+//   grpc::Status st = sessions.open(5000, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", &mine);   // the client's id:
+//                                         // INVALID_ARGUMENT when malformed, ALREADY_EXISTS when live
 //   sessions.touch(l.id);                 // a call naming the session renews its lease; NotFound once ended
 //   sessions.close(l.id);                 // on_end(id, kClosed)
 //   sessions.start_reaper(std::chrono::milliseconds(100));   // on_end(id, kExpired) for expired leases
@@ -18,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <grpcpp/support/status.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -28,6 +32,11 @@
 namespace sdx::serve {
 
 enum class SessionEnd { kClosed, kExpired };
+
+// Whether `id` may name a session a client proposes: 16 to 64 characters of [A-Za-z0-9_-] (enough room
+// for a random 128-bit id, hex or base64url, and safe as an HTTP/2 header value and in logs). Not OK: a
+// message saying what is wrong, without echoing more than the id's first characters.
+Status valid_session_id(const std::string& id);
 
 struct SessionLimits {
   int64_t default_lease_ms = 30000;  // a request for lease 0
@@ -55,6 +64,11 @@ class SessionManager {
 
   // A new session, its lease clamped to the limits. ResourceExhausted at max_sessions.
   Result<Lease> open(int64_t lease_ms);
+  // The same with the id the client proposes (empty: one is made): INVALID_ARGUMENT when it is not a valid
+  // id (valid_session_id), ALREADY_EXISTS when a session of that id is alive, or ended by its lease but
+  // not yet reaped (its refs are being freed); RESOURCE_EXHAUSTED at max_sessions. A closed session's id
+  // may be opened again.
+  grpc::Status open(int64_t lease_ms, const std::string& proposed_id, Lease* out);
   // Renews the lease; the lease granted. NotFound (naming the id) when unknown, closed or expired.
   Result<int64_t> touch(const std::string& id);
   // Ends the session (on_end(id, kClosed)); NotFound when it is not alive.

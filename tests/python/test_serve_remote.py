@@ -266,3 +266,135 @@ def test_remote_metrics_are_listed(remote):
                  "sdx_remote_ref_bytes"):
         assert re.search(rf"^# TYPE {name} ", text, re.M), name
     assert sample(text, "sdx_remote_requests_total", rpc="Run", status="OK") >= 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Client-proposed session ids (the affinity key a balancer routes OpenSession on)
+
+def test_client_proposed_session_ids_are_checked_and_unique(remote):
+    pb2, stub, metrics_port, _ = remote
+    fp = register(pb2, stub, scale_model())
+    sid = "c0ffee" * 4 + "_-0123"  # 30 of [A-Za-z0-9_-]
+    md = [("sdx-session", sid)]
+    opened = stub.OpenSession(pb2.OpenSessionRequest(lease_ms=5000, session_id=sid), metadata=md)
+    assert opened.session_id == sid and opened.lease_ms == 5000
+    z = np.ones((2, 2), np.float32)
+    r = stub.Run(pb2.RunRequest(fingerprint=fp, inputs=[tensor(pb2, "z", z)]), metadata=md)  # the id by metadata only
+    assert np.frombuffer(r.outputs[0].raw_contents, np.float32).tolist() == [2.0] * 4
+    # A live id again, by field or by metadata: ALREADY_EXISTS; the live session is unharmed.
+    for kw in ({"request": pb2.OpenSessionRequest(session_id=sid)},
+               {"request": pb2.OpenSessionRequest(), "metadata": md}):
+        code, details = code_of(lambda: stub.OpenSession(**kw))
+        assert code == grpc.StatusCode.ALREADY_EXISTS and sid in details, details
+    assert stub.Heartbeat(pb2.HeartbeatRequest(session_id=sid)).lease_ms == 5000
+    # Malformed ids: INVALID_ARGUMENT saying what an id is; nothing opened.
+    open_before = sample(scrape(metrics_port), "sdx_sessions_open")
+    for bad in ("short", "x" * 65, "0123456789abcdef/..", "0123456789abcdef\u00e9", "0123456789 abcdefg"):
+        code, details = code_of(lambda: stub.OpenSession(pb2.OpenSessionRequest(session_id=bad)))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (bad, code)
+        assert "16 to 64 characters of [A-Za-z0-9_-]" in details, details
+    # Field and metadata that disagree.
+    code, details = code_of(lambda: stub.OpenSession(pb2.OpenSessionRequest(session_id="a" * 16),
+                                                     metadata=[("sdx-session", "b" * 16)]))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "disagree" in details, details
+    assert sample(scrape(metrics_port), "sdx_sessions_open") == open_before
+    # Closed, the id may be proposed again; an empty one still gets a server-made id (older clients).
+    stub.CloseSession(pb2.CloseSessionRequest(session_id=sid))
+    assert stub.OpenSession(pb2.OpenSessionRequest(session_id=sid)).session_id == sid
+    stub.CloseSession(pb2.CloseSessionRequest(session_id=sid))
+    made = stub.OpenSession(pb2.OpenSessionRequest()).session_id
+    assert re.fullmatch(r"[0-9a-f]{32}", made)
+    stub.CloseSession(pb2.CloseSessionRequest(session_id=made))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Admission control on Run: the same per-model queue as KServe ModelInfer (test_serve_admission.py), keyed by
+# fingerprint: a full queue is RESOURCE_EXHAUSTED at once with the grpc-retry-pushback-ms hint, and a Run whose
+# deadline passes while it waits is not run.
+
+@pytest.fixture(scope="module")
+def admission_remote(stubs, tmp_path_factory):
+    from test_serve_admission import slow_model
+
+    root = tmp_path_factory.mktemp("remote_admission_models")
+    metrics_port = free_port()
+    log_path = tmp_path_factory.mktemp("remote_admission") / "server.log"
+    proc, port = start_server(root, log_path, "--metrics-port", str(metrics_port), "--max-queue", "2",
+                              "--model-concurrency", "1")
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        grpc.channel_ready_future(channel).result(timeout=60)
+        pb2, stub = stubs[0], stubs[1].RemoteServiceStub(channel)
+        fp = register(pb2, stub, slow_model(steps=16, n=1024))  # 34 GFLOP a run: well over 20 ms
+        sid = stub.OpenSession(pb2.OpenSessionRequest(lease_ms=600000)).session_id
+        stub.Run(slow_run(pb2, sid, fp), timeout=120)  # warm up
+        yield pb2, stub, metrics_port, fp, sid
+    finally:
+        channel.close()
+        stop_server(proc)
+
+
+def slow_run(pb2, sid, fp):
+    x = np.full((1, 1), 1.0 / 1024, np.float32)
+    return pb2.RunRequest(session_id=sid, fingerprint=fp, inputs=[tensor(pb2, "x", x)])
+
+
+def wait_for_metric(metrics_port, predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while True:
+        text = scrape(metrics_port)
+        if predicate(text) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.01)
+
+
+def test_full_run_queue_answers_resource_exhausted_with_a_hint(admission_remote):
+    pb2, stub, metrics_port, fp, sid = admission_remote
+    before = scrape(metrics_port)
+    t0 = time.monotonic()
+    futures = [stub.Run.future(slow_run(pb2, sid, fp), timeout=120) for _ in range(8)]
+    ok, refused = 0, []
+    for f in futures:
+        try:
+            f.result()
+            ok += 1
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (e.code(), e.details())
+            refused.append((e.details(), dict(e.trailing_metadata() or ())))
+    print(f"8 Runs at once, --max-queue 2: {ok} ran, {len(refused)} refused, {time.monotonic() - t0:.2f} s")
+    assert ok >= 1 and refused, (ok, refused)
+    for details, md in refused:
+        assert f"model {fp}" in details and "queue full" in details, details
+        assert re.search(r"retry in about \d+ ms", details), details
+        assert int(md["grpc-retry-pushback-ms"]) >= 1, md
+    after = scrape(metrics_port)
+    assert sample(after, "sdx_rejected_total", model=fp, reason="queue_full") == \
+        sample(before, "sdx_rejected_total", model=fp, reason="queue_full") + len(refused)
+    assert sample(after, "sdx_requests_total", model=fp, status="RESOURCE_EXHAUSTED") == \
+        sample(before, "sdx_requests_total", model=fp, status="RESOURCE_EXHAUSTED") + len(refused)
+    assert sample(after, "sdx_requests_total", model=fp, status="OK") == \
+        sample(before, "sdx_requests_total", model=fp, status="OK") + ok
+    assert sample(after, "sdx_queue_depth", model=fp) == 0 and sample(after, "sdx_inflight", model=fp) == 0
+
+
+def test_run_past_its_deadline_is_not_run(admission_remote):
+    import threading
+
+    pb2, stub, metrics_port, fp, sid = admission_remote
+    before = scrape(metrics_port)
+    ok_before = sample(before, "sdx_requests_total", model=fp, status="OK")
+    late_before = sample(before, "sdx_rejected_total", model=fp, reason="deadline")
+    runner = threading.Thread(target=lambda: stub.Run(slow_run(pb2, sid, fp), timeout=120))
+    runner.start()
+    wait_for_metric(metrics_port, lambda t: sample(t, "sdx_inflight", model=fp) == 1)
+    # The only run slot is taken: this Run waits, and its 20 ms deadline passes before its turn.
+    code, _ = code_of(lambda: stub.Run(slow_run(pb2, sid, fp), timeout=0.02))
+    runner_was_running = runner.is_alive()
+    runner.join(timeout=120)
+    assert runner_was_running, "the slow model finished within the deadline; make it slower"
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    after = wait_for_metric(metrics_port, lambda t: sample(t, "sdx_rejected_total", model=fp, reason="deadline") >
+                            late_before)
+    assert sample(after, "sdx_rejected_total", model=fp, reason="deadline") == late_before + 1
+    assert sample(after, "sdx_requests_total", model=fp, status="OK") == ok_before + 1  # only the runner ran
+    assert sample(after, "sdx_queue_depth", model=fp) == 0 and sample(after, "sdx_inflight", model=fp) == 0

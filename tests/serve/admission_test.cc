@@ -75,5 +75,18 @@ TEST(AdmissionGate, AtMostConcurrencyRunAtOnce) {
   EXPECT_EQ(gate.admitted(), 0);
 }
 
+TEST(AdmissionGates, OneGatePerKeyKeptForTheServicesLife) {
+  AdmissionGates gates(/*max_queue=*/1, /*concurrency=*/1);
+  AdmissionGate* a = gates.get("sha256:aa");
+  EXPECT_EQ(gates.get("sha256:aa"), a);
+  AdmissionGate* b = gates.get("add");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a->max_queue(), 1);
+  AdmissionGate::Ticket held = a->enter();
+  EXPECT_TRUE(held.admitted());
+  EXPECT_FALSE(gates.get("sha256:aa")->enter().admitted());  // full, the same gate
+  EXPECT_TRUE(b->enter().admitted());                         // another key: its own queue
+}
+
 }  // namespace
 }  // namespace sdx::serve

@@ -125,5 +125,49 @@ TEST(SessionManager, EachSessionEndsOnceUnderRaces) {
   EXPECT_EQ(ends.load(), 400);
 }
 
+TEST(SessionManager, ClientProposedIdsAreCheckedAndUnique) {
+  FakeClock clock;
+  Ended ended;
+  SessionManager m({}, ended.fn(), clock.fn());
+  const std::string id = "0123456789abcdefABCDEF_-";
+  SessionManager::Lease l;
+  ASSERT_TRUE(m.open(1000, id, &l).ok());
+  EXPECT_EQ(l.id, id);
+  EXPECT_TRUE(m.touch(id).is_ok());
+  // A live id again: ALREADY_EXISTS, and the live session is untouched.
+  grpc::Status dup = m.open(1000, id, &l);
+  EXPECT_EQ(dup.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_NE(dup.error_message().find(id), std::string::npos) << dup.error_message();
+  EXPECT_EQ(m.open_count(), 1u);
+  // Expired but not reaped yet: still refused (its refs are being freed).
+  clock.now += 1000ms;
+  EXPECT_EQ(m.open(1000, id, &l).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(m.reap_expired(), 1u);
+  // Ended: the id may be opened again, and on_end ran once for the first one.
+  ASSERT_TRUE(m.open(1000, id, &l).ok());
+  ASSERT_TRUE(m.close(id).is_ok());
+  ASSERT_EQ(ended.calls.size(), 2u);
+  EXPECT_EQ(ended.calls[0].second, SessionEnd::kExpired);
+  EXPECT_EQ(ended.calls[1].second, SessionEnd::kClosed);
+
+  // Malformed: INVALID_ARGUMENT saying why, nothing opened.
+  for (const std::string& bad : {std::string("short"), std::string(65, 'a'), std::string("0123456789abcdef/x"),
+                                 std::string("0123456789abcdef x"), std::string("0123456789abcdef\n\0", 18)}) {
+    grpc::Status st = m.open(1000, bad, &l);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    EXPECT_NE(st.error_message().find("16 to 64 characters of [A-Za-z0-9_-]"), std::string::npos) << st.error_message();
+  }
+  EXPECT_EQ(m.open_count(), 0u);
+  EXPECT_TRUE(valid_session_id(std::string(16, 'z')).is_ok());
+  EXPECT_TRUE(valid_session_id(std::string(64, '9')).is_ok());
+  EXPECT_FALSE(valid_session_id(std::string(15, 'z')).is_ok());
+  // The message shows at most 24 characters of a hostile id.
+  EXPECT_LT(valid_session_id(std::string(5000, '!')).message().size(), 200u);
+  // Server-made ids pass the same check.
+  Result<SessionManager::Lease> made = m.open(1000);
+  ASSERT_TRUE(made.is_ok());
+  EXPECT_TRUE(valid_session_id(made.value().id).is_ok());
+}
+
 }  // namespace
 }  // namespace sdx::serve
