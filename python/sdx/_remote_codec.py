@@ -73,3 +73,17 @@ def decode(tensor: Any) -> np.ndarray:
             at += 4 + n
         return np.array(items, dtype=object).reshape(shape)
     return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(shape).copy()
+
+
+_ONNX_TYPES = {
+    "BOOL": "bool", "UINT8": "uint8", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64", "INT8": "int8",
+    "INT16": "int16", "INT32": "int32", "INT64": "int64", "FP16": "float16", "FP32": "float", "FP64": "double",
+    "BF16": "bfloat16", "BYTES": "string",
+}
+
+
+def onnx_type(datatype: str) -> str:
+    """The ONNX type string (as NodeArg.type: "tensor(float)") of a KServe datatype name; "" (not a tensor of
+    a KServe datatype): "unknown"."""
+    return f"tensor({_ONNX_TYPES[datatype]})" if datatype in _ONNX_TYPES else "unknown"
+

@@ -1,10 +1,16 @@
 """sdx.remote.Connection: one session of `sdx serve`'s sdx.v1 service, over one gRPC channel: the lease and
 its heartbeat thread, the calls under the retry policy and the circuit breaker (sdx/_retry.py), the bearer
 token. Every sdx.remote.InferenceSession runs on a Connection (its own, or one shared so that refs chain
-between models: refs are scoped to the server's session)."""
+between models: refs are scoped to the server's session).
+
+The session id is the client's: 32 random hex digits (uuid4, 122 random bits) proposed in OpenSession and sent
+as the gRPC metadata key `sdx-session` on OpenSession and every later call, so that an L7 balancer hashing on
+that key (deploy/envoy/envoy.yaml) sends the whole session, OpenSession included, to the server that holds it.
+A server that predates proposed ids makes its own; the client then uses that one."""
 from __future__ import annotations
 
 import threading
+import uuid
 import weakref
 from typing import Any, Optional, Sequence
 
@@ -57,7 +63,8 @@ def _heartbeats(stub: Any, session_id: str, metadata: list, interval_s: float, t
 
 def _stop_and_close(stop: threading.Event, channel: Any) -> None:
     stop.set()
-    channel.close()
+    if channel is not None:  # None: a channel the caller gave, theirs to close
+        channel.close()
 
 
 class Connection:
@@ -73,30 +80,39 @@ class Connection:
     after this many consecutive transient failures (default 5) and lets one probe through after the
     cool-down (default 5 s); while open, calls raise sdx.RemoteUnavailable at once.
     channel_options: passed to gRPC (e.g. message size limits).
+    channel: a grpc.Channel to call through instead of dialing `address` (e.g. one with its own balancing or
+    interceptors); the Connection does not close it. `address` then only names the server in messages.
+    session_id: the id to propose (default: uuid4().hex); 16 to 64 of [A-Za-z0-9_-].
     """
 
     def __init__(self, address: str, *, lease_s: float = 30.0, token: Optional[str] = None, credentials: Any = None,
                  timeout_s: float = 60.0, max_attempts: int = 5, backoff_base_s: float = 0.05,
                  backoff_cap_s: float = 2.0, retry_total_s: float = 30.0, failure_threshold: int = 5,
-                 cooldown_s: float = 5.0, channel_options: Sequence[tuple] = ()) -> None:
+                 cooldown_s: float = 5.0, channel_options: Sequence[tuple] = (), channel: Any = None,
+                 session_id: Optional[str] = None) -> None:
         self.closed = True  # until the session is open
         self.address = address
-        self.session_id = ""
+        # Proposed now and sent (metadata()) with OpenSession itself: the balancer routes it by this id.
+        self.session_id = uuid.uuid4().hex if session_id is None else session_id
+        self._own_id = session_id is None
         self.timeout_s = timeout_s
         self.policy = RetryPolicy(max_attempts, backoff_base_s, backoff_cap_s, retry_total_s)
         self.breaker = CircuitBreaker(failure_threshold, cooldown_s)
         self._auth = [("authorization", f"Bearer {token}")] if token else []
         options = list(channel_options)
-        self._channel = (grpc.secure_channel(address, credentials, options) if credentials is not None
-                         else grpc.insecure_channel(address, options))
+        if channel is not None:
+            self._channel, owned = channel, False
+        else:
+            self._channel, owned = (grpc.secure_channel(address, credentials, options) if credentials is not None
+                                    else grpc.insecure_channel(address, options)), True
         self.stub = pb_grpc.RemoteServiceStub(self._channel)
         try:
-            opened = self.call("OpenSession", pb.OpenSessionRequest(lease_ms=max(1, int(lease_s * 1000))))
+            lease_ms = self._open(max(1, int(lease_s * 1000)))
         except BaseException:
-            self._channel.close()
+            if owned:
+                self._channel.close()
             raise
-        self.session_id = opened.session_id
-        self.lease_s = opened.lease_ms / 1000.0
+        self.lease_s = lease_ms / 1000.0
         self.closed = False
         self._stop = threading.Event()
         self._heartbeat_state: dict = {"error": None}
@@ -105,7 +121,24 @@ class Connection:
             args=(self.stub, self.session_id, self.metadata(), self.lease_s / 3, min(timeout_s, self.lease_s),
                   self._stop, self._heartbeat_state))
         self._heartbeat.start()
-        self._finalizer = weakref.finalize(self, _stop_and_close, self._stop, self._channel)
+        self._finalizer = weakref.finalize(self, _stop_and_close, self._stop, self._channel if owned else None)
+
+    def _open(self, lease_ms: int) -> int:
+        """OpenSession with the proposed id; the lease granted. A retried OpenSession whose first attempt
+        reached the server (its answer lost) is ALREADY_EXISTS: the id is ours (128 random bits), so the
+        session is confirmed by a Heartbeat instead."""
+        req = pb.OpenSessionRequest(lease_ms=lease_ms, session_id=self.session_id)
+        try:
+            opened = self.call("OpenSession", req)
+        except _sdx.Fail as e:
+            cause = e.__cause__
+            if not (self._own_id and isinstance(cause, grpc.RpcError)
+                    and cause.code() == grpc.StatusCode.ALREADY_EXISTS):
+                raise  # a caller's own id that another client holds is theirs to resolve
+            return self.call("Heartbeat", pb.HeartbeatRequest(session_id=self.session_id)).lease_ms
+        if opened.session_id != self.session_id:  # a server that makes its own ids
+            self.session_id = opened.session_id
+        return opened.lease_ms
 
     def close(self) -> None:
         """Closes the server's session (freeing its refs), stops the heartbeats, closes the channel."""

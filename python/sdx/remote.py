@@ -4,6 +4,9 @@
     with sdx.remote.InferenceSession("127.0.0.1:8001", "mlp.onnx") as sess:
         (probs,) = sess.run(["probs"], {"x": x})                        # numpy arrays, as sdx.InferenceSession
 
+    with sdx.remote.InferenceSession("127.0.0.1:8001", "add") as sess:  # a model of the server's repository
+        (s,) = sess.run(None, {"a": a, "b": b})
+
     with sdx.remote.Connection("127.0.0.1:8001") as conn:                # one server session, two models
         mlp = sdx.remote.InferenceSession(conn, "mlp.onnx")
         scale = sdx.remote.InferenceSession(conn, "scale.onnx")
@@ -11,12 +14,18 @@
         (w,) = scale.run(None, {"z": logits}, keep_on_server=True)       # chains on the server: no bytes move
         w.numpy()                                                        # fetches the bytes, once
 
-The model is registered by fingerprint (sha256 of its bytes): uploaded in chunks only when the server lacks
-it. The Connection (sdx/_remote_connection.py) holds the server's session: its lease, renewed by a background
+A model given as bytes, or as the path of an existing file, is registered by fingerprint (sha256 of its
+bytes): uploaded in chunks only when the server lacks it. Any other string names a model of the server's
+repository (`sdx serve --model-repository`, the models KServe's ModelInfer serves); it runs through sdx.v1 Run
+by name, so keep_on_server and refs work for it as for uploaded models (KServe's ModelInfer has no refs, and
+the client would otherwise carry a second copy of KServe's protobuf messages, which clashes with
+tritonclient's in one process). A name the server does not have raises sdx.remote.ModelNotFound naming the
+model and the server. The Connection (sdx/_remote_connection.py) holds the server's session: its lease, renewed by a background
 thread every lease/3; retries of UNAVAILABLE and RESOURCE_EXHAUSTED with exponential backoff and full jitter
 (the server's `grpc-retry-pushback-ms` wins when it sends one); a circuit breaker that fails fast with
-sdx.RemoteUnavailable once open (sdx/_retry.py). get_inputs()/get_outputs() are read from the model bytes by
-sdx's own loader (sdx.inspect_model), on the client: the sdx.v1 service has no metadata RPC.
+sdx.RemoteUnavailable once open (sdx/_retry.py). get_inputs()/get_outputs() of an uploaded model are read
+from its bytes by sdx's own loader (sdx.inspect_model), on the client; a repository model's come from the
+server (sdx.v1 ModelMetadata; a dimension the model leaves free is None).
 """
 from __future__ import annotations
 
@@ -29,11 +38,15 @@ import numpy as np
 
 from . import _remote_codec as codec
 from . import _sdx
-from ._remote_connection import Connection, pb
+from ._remote_connection import Connection, grpc, pb
 from ._retry import RemoteUnavailable
 from ._session import NodeArg
 
-__all__ = ["InferenceSession", "Connection", "RemoteTensor", "RemoteUnavailable", "fingerprint"]
+__all__ = ["InferenceSession", "Connection", "RemoteTensor", "RemoteUnavailable", "ModelNotFound", "fingerprint"]
+
+
+class ModelNotFound(_sdx.Fail, LookupError):
+    """The server has no model of that name (or version) in its repository."""
 
 
 def fingerprint(data: bytes) -> str:
@@ -88,7 +101,9 @@ class InferenceSession:
     """A model served by `sdx serve`, with sdx.InferenceSession's run / get_inputs / get_outputs.
 
     address: "host:port" of sdx serve, or a Connection to share (its server session, lease and channel: refs
-    chain between the models of one Connection). model: a model path, or the model's bytes.
+    chain between the models of one Connection). model: a model path (an existing file) or the model's bytes,
+    registered by fingerprint; or else the name of a model in the server's repository (model_version: its
+    version, default the latest). `model_name` is that name, None for an uploaded model.
     Other keywords (lease_s, token, credentials, timeout_s, the retry and circuit breaker options) make this
     session's own Connection; see sdx.remote.Connection for them and their defaults.
     chunk_bytes: the upload's chunk size (default 1 MiB). `uploaded` says whether the bytes were sent.
@@ -96,17 +111,27 @@ class InferenceSession:
     """
 
     def __init__(self, address: "str | Connection", model: "str | bytes | os.PathLike", *,
-                 chunk_bytes: int = 1 << 20, **connection_options: Any) -> None:
+                 chunk_bytes: int = 1 << 20, model_version: str = "", **connection_options: Any) -> None:
+        data: Optional[bytes] = None
+        self.model_name: Optional[str] = None
+        self.model_version = ""
+        self.fingerprint = ""
         if isinstance(model, (bytes, bytearray, memoryview)):
             data, path = bytes(model), None
-        elif isinstance(model, (str, os.PathLike)):
+        elif isinstance(model, os.PathLike) or (isinstance(model, str) and os.path.isfile(model)):
             path = os.fspath(model)
             with open(path, "rb") as f:
                 data = f.read()
+        elif isinstance(model, str) and model:
+            self.model_name, path = model, None
         else:
-            raise TypeError(f"sdx.remote: model must be a model path or the model's bytes, not {type(model).__name__}")
-        self.fingerprint = fingerprint(data)
-        self._inputs, self._outputs = _node_args(data, path)
+            raise TypeError(f"sdx.remote: model must be a model path, the model's bytes or a model name of the "
+                            f"server's repository, not {type(model).__name__} {model!r}")
+        if data is not None:
+            if model_version:
+                raise TypeError("sdx.remote: model_version names a version of a repository model, not of uploaded bytes")
+            self.fingerprint = fingerprint(data)
+            self._inputs, self._outputs = _node_args(data, path)
         self._chunk_bytes = max(1, int(chunk_bytes))
         if isinstance(address, Connection):
             if connection_options:
@@ -115,7 +140,11 @@ class InferenceSession:
         else:
             self.connection, self._owns_connection = Connection(address, **connection_options), True
         try:
-            self.uploaded = self._ensure_model(data)
+            if data is not None:
+                self.uploaded = self._ensure_model(data)
+            else:
+                self.uploaded = False
+                self._inputs, self._outputs = self._repository_model(model_version)
         except BaseException:
             self.close()
             raise
@@ -137,7 +166,8 @@ class InferenceSession:
         if not isinstance(input_feed, dict):
             raise TypeError(f"sdx.remote: input_feed must be a dict, not {type(input_feed).__name__}")
         names = [o.name for o in self._outputs] if not output_names else list(output_names)
-        req = pb.RunRequest(session_id=conn.session_id, fingerprint=self.fingerprint)
+        req = pb.RunRequest(session_id=conn.session_id, fingerprint=self.fingerprint,
+                            model_name=self.model_name or "", model_version=self.model_version)
         for name, value in input_feed.items():
             if isinstance(value, RemoteTensor):
                 if value._conn is not conn:
@@ -169,6 +199,29 @@ class InferenceSession:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def _repository_model(self, version: str) -> tuple:
+        """Inputs and outputs of the repository model self.model_name, from the server's ModelMetadata; pins
+        the version the server resolved (the latest, when none was asked), so that every run() uses it."""
+        conn = self.connection
+        try:
+            meta = conn.call("ModelMetadata", pb.ModelMetadataRequest(model_name=self.model_name,
+                                                                      model_version=version))
+        except _sdx.Fail as e:
+            cause = e.__cause__
+            if isinstance(cause, grpc.RpcError) and cause.code() == grpc.StatusCode.NOT_FOUND:
+                what = f"model '{self.model_name}'" + (f" version {version}" if version else "")
+                raise ModelNotFound(
+                    f"sdx.remote: {what} is not in the repository of the server at {conn.address} "
+                    f"({cause.details()}); give a model file's path or bytes to upload one") from cause
+            raise
+        self.model_version = meta.version
+
+        def args(tensors: Any) -> list:
+            return [NodeArg(t.name, codec.onnx_type(t.datatype), [int(d) if d >= 0 else None for d in t.shape])
+                    for t in tensors]
+
+        return args(meta.inputs), args(meta.outputs)
 
     def _ensure_model(self, data: bytes) -> bool:
         """Registers the model unless the server holds it; True when its bytes were uploaded."""

@@ -23,6 +23,7 @@ from sdx._remote_connection import pushback_s  # noqa: E402
 from sdx.serve import find_server  # noqa: E402
 from test_serve import start_server, stop_server  # noqa: E402
 from test_serve_admission import free_port, sample, scrape  # noqa: E402
+from test_serve import write_model  # noqa: E402
 from test_serve_remote import scale_model  # noqa: E402
 
 needs_server = pytest.mark.skipif(find_server() is None, reason="sdx built without gRPC: no sdx-serve")
@@ -152,7 +153,8 @@ def test_dead_address_opens_the_breaker_quickly():
 
 class BusyServer(pb_grpc.RemoteServiceServicer):
     """An in-process sdx.v1 server whose Run answers RESOURCE_EXHAUSTED with a retry hint `busy` times, as
-    sdx serve's admission control does for ModelInfer (its sdx.v1 Run has no queue bound yet)."""
+    sdx serve's admission control does when a model's queue is full. Its OpenSession makes its own id ("s1"),
+    as servers before client-proposed ids did: the client then uses that one."""
 
     def __init__(self, busy):
         self.busy, self.runs, self.metadata = busy, 0, []
@@ -304,3 +306,115 @@ def test_open_breaker_fails_fast_without_calling():
     with pytest.raises(sdx.RemoteUnavailable, match="circuit breaker open"):
         call_with_retries(attempt, lambda e: 0.0, RetryPolicy(), b, "Run")
     assert len(calls) == 1
+
+
+class LostAnswerServer(pb_grpc.RemoteServiceServicer):
+    """OpenSession takes the proposed id, then loses its answer (UNAVAILABLE) once: the client's retry gets
+    ALREADY_EXISTS, as from sdx serve, and must take the session as its own (confirmed by a Heartbeat)."""
+
+    def __init__(self):
+        self.ids, self.open_metadata, self.heartbeats = set(), [], 0
+
+    def OpenSession(self, request, context):
+        self.open_metadata.append((request.session_id, dict(context.invocation_metadata())))
+        if request.session_id in self.ids:
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, f"session '{request.session_id}' is already open")
+        self.ids.add(request.session_id)
+        context.abort(grpc.StatusCode.UNAVAILABLE, "the answer was lost")
+
+    def Heartbeat(self, request, context):
+        self.heartbeats += 1
+        if request.session_id not in self.ids:
+            context.abort(grpc.StatusCode.NOT_FOUND, "no such session")
+        return pb.HeartbeatResponse(lease_ms=7000)
+
+    def CloseSession(self, request, context):
+        self.ids.discard(request.session_id)
+        return pb.CloseSessionResponse()
+
+
+def test_connection_proposes_its_session_id_and_survives_a_lost_open_answer():
+    servicer = LostAnswerServer()
+    server = grpc.server(futures.ThreadPoolExecutor(4))
+    pb_grpc.add_RemoteServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with sdx.remote.Connection(f"127.0.0.1:{port}", lease_s=60, backoff_base_s=0.01) as conn:
+            sid = conn.session_id
+            assert len(sid) == 32 and int(sid, 16) >= 0  # uuid4 hex
+            assert conn.lease_s == 7.0 and servicer.heartbeats >= 1
+            # Both attempts proposed the same id, in the field and as the affinity key.
+            assert [(r, md.get("sdx-session")) for r, md in servicer.open_metadata] == [(sid, sid)] * 2
+        assert sid not in servicer.ids  # closed
+        # Another Connection proposes another id; a caller's own id whose open fails is not taken over.
+        servicer.ids.add("z" * 20)
+        with pytest.raises(sdx.Fail, match="ALREADY_EXISTS"):
+            sdx.remote.Connection(f"127.0.0.1:{port}", session_id="z" * 20)
+    finally:
+        server.stop(0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Models by name: a model of the server's repository, run through sdx.v1 (refs work for it too)
+
+@pytest.fixture(scope="module")
+def repo_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("client_repo_models")
+    write_model(root, "mlp", 1, mlp_model())
+    write_model(root, "scale", 1, scale_model())
+    write_model(root, "scale", 2, scale_model())
+    metrics_port = free_port()
+    log_path = tmp_path_factory.mktemp("client_repo") / "server.log"
+    proc, port = start_server(root, log_path, "--metrics-port", str(metrics_port))
+    try:
+        yield f"127.0.0.1:{port}", metrics_port
+    finally:
+        stop_server(proc)
+
+
+@needs_server
+def test_repository_model_by_name(repo_server):
+    address, metrics_port = repo_server
+    local = sdx.InferenceSession(mlp_model().SerializeToString())
+    x = np.random.default_rng(11).standard_normal((3, 4)).astype(np.float32)
+    ok_before = sample(scrape(metrics_port), "sdx_requests_total", model="mlp", status="OK")
+    with sdx.remote.Connection(address) as conn:
+        mlp = sdx.remote.InferenceSession(conn, "mlp")
+        assert (mlp.model_name, mlp.model_version, mlp.fingerprint, mlp.uploaded) == ("mlp", "1", "", False)
+        # get_inputs/get_outputs from the server's ModelMetadata: names and types as the local session's,
+        # a dimension the model leaves free is None.
+        for remote_args, local_args in ((mlp.get_inputs(), local.get_inputs()),
+                                        (mlp.get_outputs(), local.get_outputs())):
+            assert [(a.name, a.type) for a in remote_args] == [(a.name, a.type) for a in local_args]
+            assert [[d if isinstance(d, int) else None for d in a.shape] for a in local_args] == \
+                [a.shape for a in remote_args]
+        got = mlp.run(None, {"x": x})
+        want = local.run(None, {"x": x})
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+        # Refs work for repository models: chained by name on the server, no bytes moved in between.
+        scale = sdx.remote.InferenceSession(conn, "scale")
+        assert scale.model_version == "2"  # the latest, pinned for every run
+        assert sdx.remote.InferenceSession(conn, "scale", model_version="1").model_version == "1"
+        (logits,) = mlp.run(["logits"], {"x": x}, keep_on_server=True)
+        (w,) = scale.run(None, {"z": logits}, keep_on_server=True)
+        want_w = sdx.InferenceSession(scale_model().SerializeToString()).run(None, {"z": want[1]})[0]
+        assert w.numpy().tobytes() == want_w.tobytes()
+    assert sample(scrape(metrics_port), "sdx_requests_total", model="mlp", status="OK") == ok_before + 2
+
+
+@needs_server
+def test_unknown_model_name_raises_naming_the_model_and_server(repo_server):
+    address, metrics_port = repo_server
+    # A string that is no existing file is a model name: a mistyped path is reported as an unknown model.
+    for name, kw, what in (("no_such_model", {}, "model 'no_such_model'"),
+                           ("mlp", {"model_version": "9"}, "model 'mlp' version 9"),
+                           ("missing/file.onnx", {}, "model 'missing/file.onnx'")):
+        with pytest.raises(sdx.remote.ModelNotFound) as e:
+            sdx.remote.InferenceSession(address, name, **kw)
+        msg = str(e.value)
+        assert f"{what} is not in the repository of the server at {address}" in msg, msg
+        assert isinstance(e.value, sdx.Fail) and isinstance(e.value, LookupError)
+    assert sample(scrape(metrics_port), "sdx_sessions_open") == 0  # each failed session closed its Connection
+    with pytest.raises(TypeError, match="model_version"):
+        sdx.remote.InferenceSession(address, mlp_model().SerializeToString(), model_version="1")
