@@ -1,6 +1,7 @@
 #include "serve/memory_trimmer.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "serve/metrics.h"
 
@@ -9,6 +10,19 @@
 #endif
 
 namespace sdx::serve {
+
+bool MemoryTrimmer::fix_malloc_thresholds(int mmap_threshold, int trim_threshold) {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return false;
+  const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
+  const bool trim_ok = mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+  return mmap_ok && trim_ok;
+#else
+  (void)mmap_threshold;
+  (void)trim_threshold;
+  return false;
+#endif
+}
 
 MemoryTrimmer::MemoryTrimmer(Metric* seconds) : seconds_(seconds) {
 #if defined(__GLIBC__)

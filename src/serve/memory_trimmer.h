@@ -7,6 +7,15 @@
 //   refs.drop_session(id);
 //   trimmer.request();          // returns at once; the thread trims soon after (requests coalesce)
 //
+// malloc_trim alone is not enough under glibc's defaults: it returns the free chunks in every arena's bins
+// and the main arena's top, but not the top chunk of a per-thread arena (where a freed block that was the
+// arena's last lands), which glibc shrinks only on free, once it passes the trim threshold -- and glibc raises
+// that threshold (with the mmap threshold) the first time a large mmapped block is freed. Measured on the
+// killed-client test (tests/python/test_serve_faults.py): with malloc_trim and the defaults, none of a
+// session's 32 MiB of refs left RSS after cycle 0. So the server also fixes the thresholds at start
+// (fix_malloc_thresholds: large blocks mmapped, returned on free; the rest trimmed) unless the operator set
+// MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ in the environment (glibc's own settings win).
+//
 // Requests made while a trim runs lead to one more trim after it, so memory freed before any request() is
 // always covered by a trim that starts after it. Without glibc (no malloc_trim) request() does nothing.
 // Thread-safe; the destructor stops the thread (a pending trim is skipped: the process is going away).
@@ -23,6 +32,11 @@ class Metric;
 
 class MemoryTrimmer {
  public:
+  // mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold) (fixed: glibc's
+  // dynamic raising off), unless the environment sets either; false when nothing was changed. Process-wide:
+  // call once at server start, before the threads (sdx serve's RemoteService::start_reaper does).
+  static bool fix_malloc_thresholds(int mmap_threshold = 1 << 20, int trim_threshold = 1 << 20);
+
   explicit MemoryTrimmer(Metric* seconds);  // seconds: may be null (not observed)
   ~MemoryTrimmer();
   MemoryTrimmer(const MemoryTrimmer&) = delete;

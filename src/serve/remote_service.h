@@ -59,7 +59,12 @@ class RemoteService final : public sdx::v1::RemoteService::Service {
   RemoteService(SessionOptions options, RemoteOptions remote, ServeMetrics* metrics,
                 ModelRepository* repository = nullptr);
 
-  void start_reaper() { sessions_.start_reaper(options_.reap_interval); }
+  // Starts the reaper, and fixes glibc's malloc thresholds so that a session's freed refs leave RSS
+  // (MemoryTrimmer::fix_malloc_thresholds; process-wide, once, at server start).
+  void start_reaper() {
+    MemoryTrimmer::fix_malloc_thresholds();
+    sessions_.start_reaper(options_.reap_interval);
+  }
   // Sets the gauges that are read rather than kept; called before each scrape.
   void refresh_metrics();
 

@@ -142,10 +142,10 @@ def test_killed_client_frees_its_session_refs_and_memory(tmp_path, monkeypatch):
     model_path = tmp_path / "big.onnx"
     model_path.write_bytes(big_model().SerializeToString())
     # glibc raises its mmap threshold the first time a large mmapped chunk is freed, and from then on keeps
-    # freed chunks of that size in its arenas: RSS would stay up though the server freed the refs (the gauges
-    # say so). A fixed threshold keeps 4 MiB blocks mmapped, so RSS shows what the server holds. Deployments
-    # set the same (deploy/Dockerfile).
-    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1048576")
+    # freed chunks of that size in its arenas: RSS would stay up though the server freed the refs. The server
+    # calls malloc_trim(0) once a session's refs are freed (src/serve/memory_trimmer.h), so RSS shows what it
+    # holds without MALLOC_MMAP_THRESHOLD_ (made sure it is unset here: an outer setting would hide a regression).
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     proc, port, metrics_port = launch(root, tmp_path / "server.log")
     lease_s, refs = 1.0, 8
     ref_bytes = refs * REF_SIDE * REF_SIDE * 4  # 32 MiB held by each child
@@ -167,6 +167,7 @@ def test_killed_client_frees_its_session_refs_and_memory(tmp_path, monkeypatch):
                 time.sleep(1.5 * lease_s)  # past one lease: the child's heartbeats keep the session alive
                 assert remote_gauges(metrics_port) == held
             finally:
+                trims_before = sample(scrape(metrics_port), "sdx_malloc_trim_seconds_count")
                 child.send_signal(signal.SIGKILL)
                 killed_at = time.monotonic()
                 child.wait()
@@ -175,10 +176,18 @@ def test_killed_client_frees_its_session_refs_and_memory(tmp_path, monkeypatch):
                     f"cycle {cycle}: not freed within lease + 1 s: {remote_gauges(metrics_port)}"
                 time.sleep(0.02)
             freed_after = time.monotonic() - killed_at
+            # The trim runs on the server's trimmer thread just after the refs are freed: RSS is read once it
+            # has (the same lease + 1 s bound).
+            while sample(scrape(metrics_port), "sdx_malloc_trim_seconds_count") <= trims_before:
+                assert time.monotonic() - killed_at <= lease_s + 1.0, f"cycle {cycle}: no malloc_trim after the free"
+                time.sleep(0.005)
             rss_after.append(rss_bytes(proc.pid))
             print(f"cycle {cycle}: freed {freed_after:.2f} s after SIGKILL; RSS held {rss_held[-1] >> 20} MiB, "
                   f"after {rss_after[-1] >> 20} MiB")
-        assert sample(scrape(metrics_port), "sdx_lease_expiries_total") == 4
+        final = scrape(metrics_port)
+        assert sample(final, "sdx_lease_expiries_total") == 4
+        trims, trim_s = sample(final, "sdx_malloc_trim_seconds_count"), sample(final, "sdx_malloc_trim_seconds_sum")
+        print(f"malloc_trim: {trims:.0f} calls, mean {1e3 * trim_s / max(trims, 1):.3f} ms")
         # RSS sees the refs (it drops by most of their 32 MiB when a cycle's session is freed) and does not keep
         # them: after the warm-up cycle (which loads the model), RSS once freed stays within half the refs' bytes
         # of cycle 0's. Kept refs would add their 32 MiB each cycle; the slack is for the allocator's and gRPC's
