@@ -125,8 +125,20 @@ def test_envoy_routes_sessions_on_the_affinity_key():
     assert cluster["lb_policy"] in ("RING_HASH", "MAGLEV")
     addr = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"]
     assert addr["address"].startswith("sdx-serve-headless.") and addr["port_value"] == 8001
-    # The key the balancer hashes is the one the server reads (src/serve/remote_service.cc).
+    # The key the balancer hashes is the one the server reads (src/serve/remote_service.cc), and the one the
+    # client sends from OpenSession on, with the id it proposes (python/sdx/_remote_connection.py).
     assert '"sdx-session"' in (ROOT / "src" / "serve" / "remote_service.cc").read_text()
+    client = (ROOT / "python" / "sdx" / "_remote_connection.py").read_text()
+    assert '("sdx-session", self.session_id)' in client and "uuid.uuid4().hex" in client
+    assert "OpenSessionRequest(lease_ms=lease_ms, session_id=self.session_id)" in client
+
+
+def test_dockerfile_leaves_malloc_thresholds_to_the_server():
+    """sdx serve fixes glibc's thresholds itself (src/serve/memory_trimmer.h); the image does not override
+    them (an ENV there would also stop the server's own setting, which yields to the environment)."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert not re.search(r"^ENV\s+MALLOC_", text, re.M)
+    assert "fix_malloc_thresholds" in (ROOT / "src" / "serve" / "remote_service.h").read_text()
 
 
 def test_server_with_the_deployments_flags_answers_the_health_probe(tmp_path):
