@@ -156,6 +156,11 @@ class Session {
   int output_index(std::string_view name) const;
   // Whether the graph has a value (input, initializer, intermediate or output) of this name.
   bool has_value(std::string_view name) const;
+  // Bytes of the constant tensors the loaded session keeps: the initializers of its optimized graph and of
+  // the subgraph bodies in it (If branches, Loop/Scan bodies), as stored (a string tensor counts its
+  // element slots, not its characters). What a loaded model holds whatever it runs; not counted: each
+  // context's planned intermediates (RunReport::peak_memory_bytes), kernels' packed weight copies, code.
+  int64_t weight_bytes() const;
 
   // Runs the model on named inputs. Empty `output_names` = all outputs. Inputs are checked by name,
   // element type, rank and fixed dims; errors name the input and what was expected. Outputs own their

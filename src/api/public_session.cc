@@ -158,6 +158,18 @@ Result<Session> Session::load_bytes(std::string_view bytes, const SessionOptions
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
 
+namespace {
+int64_t initializer_bytes(const ir::Graph& g) {
+  int64_t total = 0;
+  for (const ir::Value* v : g.initializers()) total += static_cast<int64_t>(v->initializer().nbytes());
+  for (const auto& node : g.nodes())
+    for (const ir::Graph* body : node->subgraphs()) total += initializer_bytes(*body);
+  return total;
+}
+}  // namespace
+
+int64_t Session::weight_bytes() const { return initializer_bytes(*impl_->session->model().graph); }
+
 int Session::input_index(std::string_view name) const {
   for (size_t i = 0; i < impl_->inputs.size(); ++i)
     if (impl_->inputs[i].name == name) return static_cast<int>(i);

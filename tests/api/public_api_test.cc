@@ -10,6 +10,7 @@
 //       [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
 //   m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8, producer_name="sdx-test")
 //   # kDanglingInput: the same with the node reading "missing" (no such value), x and y of shape [4].
+//   # kAddWeights: y = x + w, w an initializer float[4] = {1, 2, 3, 4} (16 bytes), built the same way.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,6 +32,14 @@ const unsigned char kDanglingInput[] = {
     34,  4,   82,  101, 108, 117, 18,  1,   103, 90,  15,  10,  1,   120, 18,  10, 10, 8,   8,  1,  18,  4,   10,  2,
     8,   4,   98,  15,  10,  1,   121, 18,  10,  10,  8,   8,   1,   18,  4,   10, 2,  8,   4,  66, 4,   10,  0,   16,
     17};
+
+const unsigned char kAddWeights[] = {
+    8,   8,   18,  8,  115, 100, 120, 45,  116, 101, 115, 116, 58,  103, 10,  19,  10,  1,   120, 10,  1,   119,
+    18,  1,   121, 26, 3,   97,  100, 100, 34,  3,   65,  100, 100, 18,  1,   103, 42,  25,  8,   4,   16,  1,
+    34,  16,  0,   0,  128, 63,  0,   0,   0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  66,  1,   119, 90,
+    24,  10,  1,   120, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,  116, 99,  104, 10,
+    2,   8,   4,   98,  24,  10,  1,   121, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,
+    116, 99,  104, 10,  2,   8,   4,   66,  4,   10,  0,   16,  17};
 
 std::string bytes_of(const unsigned char* p, size_t n) { return std::string(reinterpret_cast<const char*>(p), n); }
 
@@ -187,3 +196,10 @@ TEST(PublicApi, CompilesABundleAndLoadsIt) {
 }
 
 }  // namespace
+
+TEST(PublicApi, WeightBytesCountTheInitializersKept) {
+  EXPECT_EQ(load_relu().weight_bytes(), 0);  // no initializer
+  sdx::Result<sdx::Session> s = sdx::Session::load_bytes(bytes_of(kAddWeights, sizeof(kAddWeights)));
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s.value().weight_bytes(), 16);  // w: 4 floats
+}
