@@ -67,7 +67,7 @@ grpc::Status InferenceService::ServerReady(grpc::ServerContext*, const inference
 grpc::Status InferenceService::ModelReady(grpc::ServerContext*, const inference::ModelReadyRequest* request,
                                           inference::ModelReadyResponse* response) {
   return guarded("ModelReady", [&] {
-    response->set_ready(repository_->find(request->name(), request->version()).is_ok());
+    response->set_ready(repository_->ready(request->name(), request->version()));  // an evicted model reloads
     return grpc::Status::OK;
   });
 }

@@ -7,6 +7,9 @@
 // blocked), so shutdown runs in ordinary code, not in a signal handler: ServerReady turns false, the
 // server stops accepting calls, and the calls in flight finish (up to kDrainSeconds) before it exits.
 // The Prometheus endpoint (--metrics-port, metrics_http.h) starts before the gRPC port and stops after it.
+// --memory-budget: one ModelCache (model_cache.h) holds the repository's models and the sdx.v1 uploads;
+// uploads are kept on disk for reloads in --model-cache-dir, by default a folder made private (mkdtemp,
+// mode 0700) and removed at exit (a server killed with SIGKILL leaves it behind in $TMPDIR).
 // Exit status: 0 after a clean shutdown, 1 when it cannot start (a port taken, repository unreadable), 2 for
 // a usage error (an unreadable or empty --auth-token-file, --tls-cert or --tls-key too).
 #include <grpcpp/grpcpp.h>
@@ -14,16 +17,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "serve/auth.h"
 #include "serve/inference_service.h"
 #include "serve/metrics_http.h"
+#include "serve/model_cache.h"
 #include "serve/model_repository.h"
 #include "serve/remote_service.h"
 #include "serve/serve_metrics.h"
@@ -53,6 +63,44 @@ void load_models(sdx::serve::ModelRepository& repo) {
       std::fprintf(stderr, "sdx-serve: model '%s' not loaded: %s\n", name.c_str(), st.to_string().c_str());
     }
   }
+}
+
+// The folder uploads are kept in under --memory-budget: the one given (made, mode 0700, when missing), or
+// a private temporary one, removed with what is left in it when this guard goes (after the services).
+struct CacheDir {
+  std::string path;
+  bool made_temp = false;
+  ~CacheDir() {
+    std::error_code ec;
+    if (made_temp) std::filesystem::remove_all(path, ec);
+  }
+};
+
+bool make_cache_dir(const std::string& given, CacheDir* out, std::string* error) {
+  std::error_code ec;
+  if (!given.empty()) {
+    if (::mkdir(given.c_str(), 0700) != 0 && errno != EEXIST) {
+      *error = "--model-cache-dir " + given + ": cannot make the folder: " + std::strerror(errno);
+      return false;
+    }
+    if (!std::filesystem::is_directory(given, ec) || ::access(given.c_str(), W_OK) != 0) {
+      *error = "--model-cache-dir " + given + ": not a folder this server can write to";
+      return false;
+    }
+    out->path = given;
+    return true;
+  }
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  std::string pattern = (tmp / "sdx-serve-cache-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) {
+    *error = "cannot make a private folder for uploaded models in " + tmp.string() + ": " + std::strerror(errno) +
+             " (give one with --model-cache-dir)";
+    return false;
+  }
+  out->path = pattern;
+  out->made_temp = true;
+  return true;
 }
 
 std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts,
@@ -101,9 +149,22 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  sdx::serve::ModelRepository repo(opts.model_repository, sdx::SessionOptions{});
-  load_models(repo);
   sdx::serve::ServeMetrics metrics;
+  CacheDir cache_dir;  // before the services: removed after them
+  if (opts.memory_budget > 0 && !make_cache_dir(opts.model_cache_dir, &cache_dir, &error)) {
+    std::fprintf(stderr, "sdx-serve: error: %s\n", error.c_str());
+    return 1;
+  }
+  if (opts.memory_budget == 0 && !opts.model_cache_dir.empty())
+    std::fprintf(stderr, "sdx-serve: note: --model-cache-dir is used only with --memory-budget (unlimited now)\n");
+  sdx::serve::ModelCache::Options cache_options;
+  cache_options.budget_bytes = opts.memory_budget;
+  sdx::serve::ModelCache cache(cache_options, metrics.cache());
+  if (opts.memory_budget > 0)
+    std::fprintf(stderr, "sdx-serve: memory budget %lld bytes; uploads kept in %s\n",
+                 static_cast<long long>(opts.memory_budget), cache_dir.path.c_str());
+  sdx::serve::ModelRepository repo(opts.model_repository, sdx::SessionOptions{}, &cache);
+  load_models(repo);
   sdx::serve::AdmissionOptions admission;
   admission.max_queue = opts.max_queue;
   admission.model_concurrency = opts.model_concurrency > 0
@@ -115,6 +176,8 @@ int main(int argc, char** argv) {
   remote_options.max_model_bytes = opts.max_model_bytes;
   remote_options.max_queue = admission.max_queue;  // sdx.v1 Run: the same bounds, per model, as ModelInfer
   remote_options.model_concurrency = admission.model_concurrency;
+  remote_options.cache = &cache;
+  remote_options.model_cache_dir = cache_dir.path;
   sdx::serve::RemoteService remote(sdx::SessionOptions{}, remote_options, &metrics, &repo);
   remote.start_reaper();
   std::unique_ptr<sdx::serve::MetricsHttpServer> metrics_http;

@@ -17,6 +17,16 @@
 // batch dimension, fails the load with its reason. A model with dynamic batching gets one Batcher per
 // loaded version (batcher.h), shared like its session. Sessions are shared: a request holds its session
 // while it runs, so an unload or a reload never pulls a model from under a running request. Thread-safe.
+//
+// Memory budget. The loaded models live in a ModelCache (model_cache.h; an unlimited one of its own when
+// none is given), one entry per model (all its versions; key "repository/NAME"). When the cache evicts a
+// model to make room, the model stays loaded as far as the repository API is concerned (READY, with the
+// reason "evicted ..."): the next find() reloads it from its folder, outside the lock, as load() would,
+// and a reload that fails (the files changed or went) leaves the model failed with the reason, as a failed
+// load() does; a load() that does not fit the budget (RESOURCE_EXHAUSTED) leaves a model that was loaded
+// as it was. A model unloaded through the API is not reloaded on demand. An Entry holds its model in
+// the cache's sense (its pointers share ownership of the whole model), so a model with a request running
+// on it is never evicted.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +40,7 @@
 #include "sdx/session_options.h"
 #include "sdx/status.h"
 #include "serve/batcher.h"
+#include "serve/model_cache.h"
 #include "serve/model_config.h"
 
 namespace sdx::serve {
@@ -50,7 +61,9 @@ class ModelRepository {
     std::string name, version, state, reason;
   };
 
-  ModelRepository(std::string root, SessionOptions options);
+  // `cache`: the budget the models share (with sdx.v1 uploads); null: an unlimited cache of its own. It
+  // must outlive the repository.
+  ModelRepository(std::string root, SessionOptions options, ModelCache* cache = nullptr);
 
   const std::string& root() const { return root_; }
 
@@ -65,7 +78,10 @@ class ModelRepository {
   Status unload(const std::string& name);
 
   // A loaded version; `version` empty: the highest. NotFound when the model or version is not loaded.
-  Result<Entry> find(const std::string& name, const std::string& version) const;
+  // A model the cache evicted is reloaded here; ResourceExhausted when it does not fit the budget now.
+  Result<Entry> find(const std::string& name, const std::string& version);
+  // Whether find() would find this version, without reloading an evicted model.
+  bool ready(const std::string& name, const std::string& version) const;
 
   std::vector<IndexRow> index(bool ready_only) const;
 
@@ -80,12 +96,31 @@ class ModelRepository {
   struct Model {
     std::map<int64_t, Version> versions;  // by version number
   };
+  // A model loaded through the API (by load or load_all), in the cache or evicted from it.
+  struct Loaded {
+    std::vector<int64_t> versions;  // ascending
+    uint64_t generation = 0;        // changes with each load and unload: a reload that raced one is dropped
+  };
+  struct Built {
+    std::shared_ptr<const Model> model;
+    int64_t bytes = 0;
+    double seconds = 0;
+  };
+
+  static std::string key(const std::string& name) { return "repository/" + name; }
+  // Reads a model's folder and loads its versions (no lock held).
+  Result<Built> build(const std::string& name) const;
+  Result<Entry> entry_of(const std::string& name, const std::shared_ptr<const Model>& model,
+                         const std::string& version) const;
 
   std::string root_;
   SessionOptions options_;
-  mutable std::mutex mutex_;  // guards loaded_ and failed_
-  std::map<std::string, std::shared_ptr<const Model>> loaded_;
+  std::unique_ptr<ModelCache> own_cache_;  // when none was given
+  ModelCache* cache_;
+  mutable std::mutex mutex_;  // guards loaded_, failed_ and generation_; taken before cache_'s
+  std::map<std::string, Loaded> loaded_;
   std::map<std::string, std::string> failed_;  // model name -> why its last load failed
+  uint64_t generation_ = 0;
 };
 
 }  // namespace sdx::serve

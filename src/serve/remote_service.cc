@@ -109,7 +109,7 @@ RemoteService::RemoteService(SessionOptions options, RemoteOptions remote, Serve
       serve_metrics_(metrics),
       metrics_(metrics->remote()),
       repository_(repository),
-      models_(std::move(options)),
+      models_(std::move(options), remote.cache, remote.model_cache_dir),
       gates_(remote.max_queue, remote.model_concurrency),
       trimmer_(metrics->remote()->malloc_trim),
       sessions_(remote.sessions, [this](const std::string& id, SessionEnd why) {
@@ -262,11 +262,9 @@ grpc::Status RemoteService::model_of(const std::string& fingerprint, const std::
     return grpc::Status::OK;
   }
   if (fingerprint.empty()) return invalid("no model: give a fingerprint (RegisterModel) or a model_name");
-  std::shared_ptr<const Session> model = models_.find(fingerprint);
-  if (!model)
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        "model " + fingerprint + " is not registered (HasModel, then RegisterModel)");
-  *out = Model{std::move(model), fingerprint, "model " + fingerprint, ""};
+  Result<std::shared_ptr<const Session>> model = models_.lookup(fingerprint);  // reloads it when evicted
+  if (!model.is_ok()) return to_grpc(model.status());
+  *out = Model{std::move(model).value(), fingerprint, "model " + fingerprint, ""};
   return grpc::Status::OK;
 }
 

@@ -51,6 +51,8 @@ struct RemoteOptions {
   int model_concurrency = 1;                   // --model-concurrency: Runs running at once, per model
   SessionLimits sessions;
   std::chrono::milliseconds reap_interval{100};  // how often expired leases are looked for
+  ModelCache* cache = nullptr;  // the memory budget shared with the repository (model_cache.h); null: unlimited
+  std::string model_cache_dir;  // --model-cache-dir: where uploads are kept for reloads (model_store.h)
 };
 
 class RemoteService final : public sdx::v1::RemoteService::Service {

@@ -77,6 +77,25 @@ ServeMetrics::ServeMetrics() {
                                       "the OS), and their time.",
                                       kLatencyBuckets)->child({});
   unknown_->duration = duration_->child({{"model", ""}});
+
+  CacheMetrics& c = cache_;
+  c.hits = registry_.family("sdx_cache_hits_total", "Model lookups that found the model loaded.",
+                            MetricType::kCounter);
+  c.misses = registry_.family("sdx_cache_misses_total",
+                              "Model lookups that found the model evicted and reloaded it on demand.",
+                              MetricType::kCounter);
+  c.evictions = registry_.family("sdx_cache_evictions_total",
+                                 "Times a model was evicted to make room under --memory-budget.",
+                                 MetricType::kCounter);
+  c.refusals = registry_.family("sdx_cache_refusals_total",
+                                "Model loads refused because the model did not fit --memory-budget.",
+                                MetricType::kCounter);
+  c.model_bytes = registry_.family("sdx_cache_model_bytes", "Bytes a loaded model holds (0 once evicted).",
+                                   MetricType::kGauge);
+  c.bytes = registry_.family("sdx_cache_bytes", "Bytes the loaded models hold, together.", MetricType::kGauge)
+                ->child({});
+  c.budget = registry_.family("sdx_cache_budget_bytes", "The model cache's memory budget (0: unlimited).",
+                              MetricType::kGauge)->child({});
 }
 
 ModelMetrics* ServeMetrics::model(const std::string& name) {

@@ -23,6 +23,17 @@
 //   sdx_remote_refs                           gauge: live refs (set at each scrape)
 //   sdx_remote_ref_bytes                      gauge: bytes the live refs hold (set at each scrape)
 //
+// and for the model cache under --memory-budget (model_cache.h), by model (a repository model's name, an
+// uploaded model's fingerprint):
+//
+//   sdx_cache_hits_total{model}               lookups that found the model loaded
+//   sdx_cache_misses_total{model}             lookups that found it evicted and reloaded it on demand
+//   sdx_cache_evictions_total{model}          times it was evicted to make room for another model
+//   sdx_cache_refusals_total{model}           loads refused: the model did not fit the budget (RESOURCE_EXHAUSTED)
+//   sdx_cache_model_bytes{model}              gauge: bytes it holds while loaded (0 once evicted)
+//   sdx_cache_bytes                           gauge: bytes the loaded models hold, together
+//   sdx_cache_budget_bytes                    gauge: --memory-budget (0: unlimited)
+//
 // Requests for a model that is not loaded count under model="" (a client cannot create series by naming
 // models that do not exist).
 //
@@ -85,6 +96,13 @@ struct RemoteMetrics {
   Metric* malloc_trim = nullptr;  // seconds of each malloc_trim(0) after sessions ended (memory_trimmer.h)
 };
 
+// The model cache's families (children made by ModelCache, once per model) and totals.
+struct CacheMetrics {
+  MetricFamily *hits = nullptr, *misses = nullptr, *evictions = nullptr, *refusals = nullptr;
+  MetricFamily* model_bytes = nullptr;
+  Metric *bytes = nullptr, *budget = nullptr;
+};
+
 class ServeMetrics {
  public:
   ServeMetrics();
@@ -97,6 +115,7 @@ class ServeMetrics {
 
   Metric* models_loaded() const { return models_loaded_; }
   RemoteMetrics* remote() { return &remote_; }
+  CacheMetrics* cache() { return &cache_; }
   std::string render() const { return registry_.render(); }
 
  private:
@@ -104,6 +123,7 @@ class ServeMetrics {
   MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
   Metric* models_loaded_;
   RemoteMetrics remote_;
+  CacheMetrics cache_;
   std::unique_ptr<ModelMetrics> unknown_;
   mutable std::shared_mutex mutex_;  // guards models_ (lookups shared, creation exclusive)
   std::map<std::string, std::unique_ptr<ModelMetrics>> models_;

@@ -17,11 +17,30 @@ bool parse_int(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
 
 }  // namespace
 
+bool parse_byte_size(std::string_view text, int64_t* out) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return false;
+  const std::string_view unit = text.substr(digits);
+  static const struct {
+    const char* name;
+    int shift;
+  } kUnits[] = {{"", 0},    {"K", 10},   {"M", 20},   {"G", 30},   {"T", 40},
+                {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  int shift = -1;
+  for (const auto& u : kUnits)
+    if (unit == u.name) shift = u.shift;
+  int64_t n = 0;
+  if (shift < 0 || !parse_int(text.substr(0, digits), 0, INT64_MAX, &n) || n > (INT64_MAX >> shift)) return false;
+  *out = n << shift;
+  return true;
+}
+
 const char* server_usage() {
   return "usage: sdx-serve --model-repository DIR [--host HOST] [--port PORT] [--metrics-port PORT]\n"
          "                 [--max-queue N] [--model-concurrency N] [--max-message-bytes N]\n"
          "                 [--max-model-bytes N] [--auth-token-file F] [--tls-cert F --tls-key F]\n"
-         "                 [--log-requests]\n"
+         "                 [--memory-budget BYTES] [--model-cache-dir DIR] [--log-requests]\n"
          "\n"
          "Serves the ONNX models of DIR (NAME/VERSION/model.onnx) over gRPC with the KServe v2 protocol\n"
          "(inference.GRPCInferenceService, as Triton's clients speak it) and the standard gRPC health service,\n"
@@ -41,6 +60,15 @@ const char* server_usage() {
          "                           TOKEN`, TOKEN the file's text (one trailing newline stripped); else\n"
          "                           UNAUTHENTICATED. The health service stays open; /metrics is not covered\n"
          "  --tls-cert F, --tls-key F  TLS on the gRPC port with this PEM certificate (chain) and key (both)\n"
+         "  --memory-budget BYTES    bytes of model weights held loaded at once, repository and sdx.v1\n"
+         "                           models together (K, M, G, T suffixes: powers of 1024; default 0:\n"
+         "                           unlimited). A load past it evicts the models of lowest value (access\n"
+         "                           frequency x load time / bytes) that no request is running on; they\n"
+         "                           reload on their next request. A model that cannot fit is refused with\n"
+         "                           RESOURCE_EXHAUSTED\n"
+         "  --model-cache-dir DIR    with --memory-budget: where sdx.v1 uploads are kept (mode 0600) so that\n"
+         "                           an evicted one reloads without a new upload (default: a private\n"
+         "                           temporary folder, removed at exit)\n"
          "  --log-requests           one structured line per request on stderr (debug)\n"
          "\n"
          "SIGTERM or SIGINT stops it: new requests are refused, requests in flight finish.\n";
@@ -68,7 +96,8 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
     const bool has_value = inline_value || i + 1 < argc;
     if (arg != "--model-repository" && arg != "--host" && arg != "--port" && arg != "--max-message-bytes" &&
         arg != "--metrics-port" && arg != "--max-queue" && arg != "--model-concurrency" && arg != "--max-model-bytes" &&
-        arg != "--auth-token-file" && arg != "--tls-cert" && arg != "--tls-key") {
+        arg != "--auth-token-file" && arg != "--tls-cert" && arg != "--tls-key" && arg != "--memory-budget" &&
+        arg != "--model-cache-dir") {
       *error = "unknown option '" + std::string(arg) + "'";
       return false;
     }
@@ -86,6 +115,18 @@ bool parse_server_options(int argc, const char* const* argv, ServerOptions* out,
         return false;
       }
       (arg == "--auth-token-file" ? out->auth_token_file : arg == "--tls-cert" ? out->tls_cert : out->tls_key) = value;
+    } else if (arg == "--memory-budget") {
+      if (!parse_byte_size(value, &out->memory_budget)) {
+        *error = "--memory-budget: '" + std::string(value) +
+                 "' is not a byte count (digits, then optionally K, M, G or T; 0: unlimited)";
+        return false;
+      }
+    } else if (arg == "--model-cache-dir") {
+      if (value.empty()) {
+        *error = "--model-cache-dir: empty folder name";
+        return false;
+      }
+      out->model_cache_dir = value;
     } else if (arg == "--host") {
       out->host = value;
     } else if (arg == "--port") {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace sdx::serve {
 
@@ -22,12 +23,18 @@ struct ServerOptions {
   std::string auth_token_file;            // --auth-token-file F: every call needs `authorization: Bearer <F's token>`
   std::string tls_cert;                   // --tls-cert F (PEM; with --tls-key): TLS on the gRPC port
   std::string tls_key;                    // --tls-key F (PEM; with --tls-cert)
+  int64_t memory_budget = 0;              // --memory-budget BYTES (512M, 2G, ...): models held at once; 0: unlimited
+  std::string model_cache_dir;            // --model-cache-dir DIR: uploads kept for reloads; empty: a private temp dir
   bool log_requests = false;             // --log-requests: one structured line per request on stderr
   bool help = false;                     // --help
 };
 
 // False with a one-line `error` for an unknown option, a missing or malformed value.
 bool parse_server_options(int argc, const char* const* argv, ServerOptions* out, std::string* error);
+
+// A byte count: decimal digits, then optionally K, M, G or T (powers of 1024; KiB, MiB, GiB, TiB too).
+// False for anything else, or past INT64_MAX.
+bool parse_byte_size(std::string_view text, int64_t* out);
 
 // The --help text.
 const char* server_usage();

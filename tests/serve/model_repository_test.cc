@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -78,6 +81,164 @@ TEST_F(ModelRepositoryTest, NeverLoadedModelsAreUnavailableUnloaded) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].state, "UNAVAILABLE");
   EXPECT_EQ(rows[0].reason, "unloaded");
+}
+
+// y = x + w over x [batch, 4], w an initializer float[4] = {1, 2, 3, 4}: 16 weight bytes (the bytes of
+// tests/api/public_api_test.cc's kAddWeights, onnx 1.23.2).
+const unsigned char kAddWeights[] = {
+    8,   8,   18,  8,  115, 100, 120, 45,  116, 101, 115, 116, 58,  103, 10,  19,  10,  1,   120, 10,  1,   119,
+    18,  1,   121, 26, 3,   97,  100, 100, 34,  3,   65,  100, 100, 18,  1,   103, 42,  25,  8,   4,   16,  1,
+    34,  16,  0,   0,  128, 63,  0,   0,   0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  66,  1,   119, 90,
+    24,  10,  1,   120, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,  116, 99,  104, 10,
+    2,   8,   4,   98,  24,  10,  1,   121, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,
+    116, 99,  104, 10,  2,   8,   4,   66,  4,   10,  0,   16,  17};
+
+std::string add_weights() { return std::string(reinterpret_cast<const char*>(kAddWeights), sizeof(kAddWeights)); }
+
+ModelCache::Options budget(int64_t bytes) {
+  ModelCache::Options o;
+  o.budget_bytes = bytes;
+  return o;
+}
+
+// x + w on x = {10, 20, 30, 40}: {11, 22, 33, 44}, or the test fails.
+void runs_right(const Session& s) {
+  const int64_t dims[] = {1, 4};
+  float x[] = {10, 20, 30, 40};
+  Result<std::vector<Value>> out = s.run({{"x", Value::borrow({ElementType::kFloat32, dims, 2, x}).value()}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const float* y = static_cast<const float*>(out.value()[0].data());
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST_F(ModelRepositoryTest, EvictedModelsReloadOnDemandAndStayReady) {
+  for (const char* m : {"a", "b", "c"}) write(std::string(m) + "/1/model.onnx", add_weights());
+  ModelCache cache(budget(40));  // 16 bytes each: two fit
+  ModelRepository repo(root_.string(), {}, &cache);
+  ASSERT_TRUE(repo.load_all().is_ok());
+  EXPECT_EQ(cache.resident_keys().size(), 2u);
+  EXPECT_EQ(cache.held_bytes(), 32);
+  for (int round = 0; round < 2; ++round) {
+    for (const char* m : {"a", "b", "c"}) {
+      EXPECT_TRUE(repo.ready(m, "")) << m;  // evicted or not
+      EXPECT_TRUE(repo.ready(m, "1")) << m;
+      EXPECT_FALSE(repo.ready(m, "2")) << m;
+      Result<ModelRepository::Entry> e = repo.find(m, "");
+      ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+      runs_right(*e.value().session);
+    }
+  }
+  int64_t misses = 0, evictions = 0;
+  for (const char* m : {"a", "b", "c"}) {
+    misses += cache.counts(std::string("repository/") + m).misses;
+    evictions += cache.counts(std::string("repository/") + m).evictions;
+  }
+  EXPECT_GE(misses, 4);  // a round-robin over 3 models with room for 2 misses every time after the first
+  EXPECT_GE(evictions, 4);
+  EXPECT_LE(cache.held_bytes(), 40);
+  // The index says which are evicted; they stay READY.
+  int evicted_rows = 0;
+  for (const ModelRepository::IndexRow& row : repo.index(true)) {
+    EXPECT_EQ(row.state, "READY");
+    evicted_rows += row.reason.find("evicted") != std::string::npos;
+  }
+  EXPECT_EQ(evicted_rows, 1);
+}
+
+TEST_F(ModelRepositoryTest, AnUnloadedModelIsNotReloadedOnDemand) {
+  for (const char* m : {"a", "b", "c"}) write(std::string(m) + "/1/model.onnx", add_weights());
+  ModelCache cache(budget(40));
+  ModelRepository repo(root_.string(), {}, &cache);
+  ASSERT_TRUE(repo.load_all().is_ok());
+  std::string evicted;
+  for (const char* m : {"a", "b", "c"})
+    if (!cache.resident(std::string("repository/") + m)) evicted = m;
+  ASSERT_FALSE(evicted.empty());
+  ASSERT_TRUE(repo.unload(evicted).is_ok());
+  EXPECT_FALSE(repo.ready(evicted, ""));
+  EXPECT_EQ(repo.find(evicted, "").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cache.counts("repository/" + evicted).misses, 0);
+  ASSERT_TRUE(repo.unload("a" == evicted ? "b" : "a").is_ok());  // a loaded one: its bytes go
+  EXPECT_EQ(cache.held_bytes(), 16);
+}
+
+TEST_F(ModelRepositoryTest, AModelTooBigForTheBudgetIsRefused) {
+  write("a/1/model.onnx", add_weights());
+  ModelCache cache(budget(10));
+  ModelRepository repo(root_.string(), {}, &cache);
+  Status st = repo.load("a");
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(st.message().find("model 'a' needs 16 bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("budget of 10 bytes"), std::string::npos) << st.message();
+  EXPECT_FALSE(repo.ready("a", ""));
+  ASSERT_EQ(repo.index(false).size(), 1u);
+  EXPECT_EQ(repo.index(false)[0].reason, st.message());
+}
+
+TEST_F(ModelRepositoryTest, AModelARequestHoldsIsNotEvicted) {
+  for (const char* m : {"a", "b", "c"}) write(std::string(m) + "/1/model.onnx", add_weights());
+  ModelCache cache(budget(40));
+  ModelRepository repo(root_.string(), {}, &cache);
+  ASSERT_TRUE(repo.load("a").is_ok());
+  Result<ModelRepository::Entry> running = repo.find("a", "");  // a request running on a, its lowest value
+  ASSERT_TRUE(running.is_ok());
+  ASSERT_TRUE(repo.load("b").is_ok());
+  ASSERT_TRUE(repo.load("c").is_ok());
+  EXPECT_TRUE(cache.resident("repository/a"));
+  EXPECT_FALSE(cache.resident("repository/b"));
+  runs_right(*running.value().session);
+}
+
+TEST_F(ModelRepositoryTest, AnEvictedModelWhoseFilesWentFailsWithTheReason) {
+  for (const char* m : {"a", "b"}) write(std::string(m) + "/1/model.onnx", add_weights());
+  ModelCache cache(budget(20));  // one at a time
+  ModelRepository repo(root_.string(), {}, &cache);
+  ASSERT_TRUE(repo.load("a").is_ok());
+  ASSERT_TRUE(repo.load("b").is_ok());  // evicts a
+  fs::remove_all(root_ / "a" / "1");
+  Result<ModelRepository::Entry> e = repo.find("a", "");
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("model 'a' was evicted and could not be reloaded"), std::string::npos)
+      << e.status().message();
+  EXPECT_FALSE(repo.ready("a", ""));
+  EXPECT_NE(repo.find("a", "").status().message().find("its load failed"), std::string::npos);
+}
+
+// Requests on several threads over three models with room for two, while another thread reloads one
+// through the API: every lookup answers a model that runs right, or RESOURCE_EXHAUSTED when every model
+// that could go is in use; the held bytes stay within the budget.
+TEST_F(ModelRepositoryTest, ConcurrentLookupsEvictionsAndReloads) {
+  for (const char* m : {"a", "b", "c"}) write(std::string(m) + "/1/model.onnx", add_weights());
+  ModelCache cache(budget(40));
+  ModelRepository repo(root_.string(), {}, &cache);
+  ASSERT_TRUE(repo.load_all().is_ok());
+  std::atomic<int> ok{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const char* names[] = {"a", "b", "c"};
+      for (int i = 0; i < 60; ++i) {
+        Result<ModelRepository::Entry> e = repo.find(names[(t + i) % 3], "");
+        if (!e.is_ok()) {
+          EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted) << e.status().to_string();
+          refused.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        runs_right(*e.value().session);
+        ok.fetch_add(1, std::memory_order_relaxed);
+        EXPECT_LE(cache.held_bytes(), 40);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 10; ++i) {
+      Status st = repo.load("a");
+      EXPECT_TRUE(st.is_ok() || st.code() == StatusCode::kResourceExhausted) << st.to_string();
+    }
+  });
+  for (std::thread& th : threads) th.join();
+  EXPECT_GT(ok.load(), 90);
+  EXPECT_LE(cache.held_bytes(), 40);
 }
 
 }  // namespace

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 namespace sdx::serve {
 namespace {
@@ -49,6 +55,123 @@ TEST(ModelStore, BadBytesAreRefusedNamingTheFingerprint) {
   EXPECT_NE(r.status().message().find(fp), std::string::npos) << r.status().to_string();
   EXPECT_FALSE(store.has(fp));
   EXPECT_EQ(store.size(), 0u);
+}
+
+// y = x + w over x [batch, 4], w float[4] = {1, 2, 3, 4}: 16 weight bytes (tests/api/public_api_test.cc's
+// kAddWeights). `variant` changes the producer name's last letter: another fingerprint, the same model.
+std::string add_weights(char variant = 't') {
+  static const unsigned char kAddWeights[] = {
+      8,   8,   18,  8,  115, 100, 120, 45,  116, 101, 115, 116, 58,  103, 10,  19,  10,  1,   120, 10,  1,   119,
+      18,  1,   121, 26, 3,   97,  100, 100, 34,  3,   65,  100, 100, 18,  1,   103, 42,  25,  8,   4,   16,  1,
+      34,  16,  0,   0,  128, 63,  0,   0,   0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  66,  1,   119, 90,
+      24,  10,  1,   120, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,  116, 99,  104, 10,
+      2,   8,   4,   98,  24,  10,  1,   121, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,
+      116, 99,  104, 10,  2,   8,   4,   66,  4,   10,  0,   16,  17};
+  std::string bytes(reinterpret_cast<const char*>(kAddWeights), sizeof(kAddWeights));
+  bytes[11] = variant;  // "sdx-tes?"
+  return bytes;
+}
+
+ModelCache::Options budget(int64_t bytes) {
+  ModelCache::Options o;
+  o.budget_bytes = bytes;
+  return o;
+}
+
+void runs_right(const Session& s) {
+  const int64_t dims[] = {1, 4};
+  float x[] = {10, 20, 30, 40};
+  Result<std::vector<Value>> out = s.run({{"x", Value::borrow({ElementType::kFloat32, dims, 2, x}).value()}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const float* y = static_cast<const float*>(out.value()[0].data());
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{11, 22, 33, 44}));
+}
+
+class ModelStoreSpill : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sdx_store_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path file_of(const std::string& fp) const { return dir_ / (fp.substr(7) + ".onnx"); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ModelStoreSpill, EvictedUploadsReloadFromTheirKeptBytes) {
+  ModelCache cache(budget(20));  // one model at a time
+  const std::string a = add_weights('t'), b = add_weights('u');
+  const std::string fa = ModelStore::fingerprint(a), fb = ModelStore::fingerprint(b);
+  {
+    ModelStore store({}, &cache, dir_.string());
+    ASSERT_TRUE(store.add(fa, a).is_ok());
+    ASSERT_TRUE(store.add(fb, b).is_ok());  // evicts a
+    EXPECT_FALSE(cache.resident(fa));
+    EXPECT_TRUE(store.has(fa));  // still registered: its bytes are kept
+    EXPECT_EQ(store.size(), 2u);
+    struct stat st {};
+    ASSERT_EQ(::stat(file_of(fa).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(st.st_size, static_cast<off_t>(a.size()));
+    Result<std::shared_ptr<const Session>> back = store.lookup(fa);  // reloads a, evicts b
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    runs_right(*back.value());
+    EXPECT_EQ(cache.counts(fa).misses, 1);
+    EXPECT_FALSE(cache.resident(fb));
+    Result<ModelStore::Added> again = store.add(fb, b);  // held (evicted): no load at all
+    ASSERT_TRUE(again.is_ok());
+    EXPECT_TRUE(again.value().already_held);
+    EXPECT_EQ(again.value().session, nullptr);
+    EXPECT_EQ(cache.counts(fb).misses, 0);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));  // the store removed what it kept
+  EXPECT_TRUE(cache.resident_keys().empty());
+}
+
+TEST_F(ModelStoreSpill, AKeptCopyThatChangedIsNotLoaded) {
+  ModelCache cache(budget(20));
+  ModelStore store({}, &cache, dir_.string());
+  const std::string a = add_weights('t'), b = add_weights('u');
+  const std::string fa = ModelStore::fingerprint(a), fb = ModelStore::fingerprint(b);
+  ASSERT_TRUE(store.add(fa, a).is_ok());
+  ASSERT_TRUE(store.add(fb, b).is_ok());
+  std::ofstream(file_of(fa), std::ios::binary | std::ios::trunc) << b;  // other bytes under a's name
+  Result<std::shared_ptr<const Session>> r = store.lookup(fa);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("no longer hashes to it"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("register it again"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(store.has(fa));
+  EXPECT_FALSE(std::filesystem::exists(file_of(fa)));
+}
+
+TEST_F(ModelStoreSpill, WithoutAFolderAnEvictedUploadIsForgotten) {
+  ModelCache cache(budget(20));
+  ModelStore store({}, &cache);
+  const std::string a = add_weights('t'), b = add_weights('u');
+  const std::string fa = ModelStore::fingerprint(a), fb = ModelStore::fingerprint(b);
+  ASSERT_TRUE(store.add(fa, a).is_ok());
+  ASSERT_TRUE(store.add(fb, b).is_ok());
+  EXPECT_FALSE(store.has(fa));
+  EXPECT_EQ(store.lookup(fa).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.size(), 1u);
+}
+
+TEST_F(ModelStoreSpill, AnUploadBiggerThanTheBudgetIsRefusedAndNotKept) {
+  ModelCache cache(budget(10));
+  ModelStore store({}, &cache, dir_.string());
+  const std::string a = add_weights();
+  const std::string fa = ModelStore::fingerprint(a);
+  Result<ModelStore::Added> r = store.add(fa, a);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("uploaded model " + fa + " needs 16 bytes"), std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(store.has(fa));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sdx::serve {
@@ -77,6 +79,35 @@ TEST(ServerOptions, UsageErrorsAreOneLine) {
     EXPECT_FALSE(error.empty());
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
+}
+
+TEST(ServerOptions, MemoryBudgetTakesSuffixes) {
+  ServerOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--model-repository", "m"}, &o, &error)) << error;
+  EXPECT_EQ(o.memory_budget, 0);  // unlimited
+  EXPECT_EQ(o.model_cache_dir, "");
+  const std::vector<std::pair<const char*, int64_t>> sizes = {
+      {"0", 0}, {"1000", 1000}, {"512K", 512 << 10}, {"512M", int64_t{512} << 20}, {"2G", int64_t{2} << 30},
+      {"3T", int64_t{3} << 40}, {"2GiB", int64_t{2} << 30}, {"7MiB", int64_t{7} << 20}};
+  for (const auto& [text, bytes] : sizes) {
+    ServerOptions p;
+    ASSERT_TRUE(parse({"--model-repository", "m", "--memory-budget", text}, &p, &error)) << text << ": " << error;
+    EXPECT_EQ(p.memory_budget, bytes) << text;
+  }
+  ServerOptions p;
+  ASSERT_TRUE(parse({"--model-repository", "m", "--memory-budget=1G", "--model-cache-dir", "/tmp/c"}, &p, &error));
+  EXPECT_EQ(p.memory_budget, int64_t{1} << 30);
+  EXPECT_EQ(p.model_cache_dir, "/tmp/c");
+  for (const char* bad : {"", "-1", "1.5G", "2g", "G", "12X", "1 G", "9999999999T", "99999999999999999999"}) {
+    ServerOptions q;
+    EXPECT_FALSE(parse({"--model-repository", "m", "--memory-budget", bad}, &q, &error)) << bad;
+    EXPECT_NE(error.find("--memory-budget"), std::string::npos) << error;
+  }
+  ServerOptions q;
+  EXPECT_FALSE(parse({"--model-repository", "m", "--model-cache-dir="}, &q, &error));
+  EXPECT_NE(error.find("--model-cache-dir"), std::string::npos) << error;
+  EXPECT_NE(std::string(server_usage()).find("--memory-budget BYTES"), std::string::npos);
 }
 
 }  // namespace
