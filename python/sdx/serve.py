@@ -7,7 +7,8 @@ are the server's own:
 
     sdx serve --model-repository models [--host 127.0.0.1] [--port 8001] [--metrics-port 8002]
               [--max-queue N] [--model-concurrency N] [--max-message-bytes N] [--max-model-bytes N]
-              [--auth-token-file F] [--tls-cert F --tls-key F] [--log-requests]
+              [--auth-token-file F] [--tls-cert F --tls-key F] [--memory-budget BYTES]
+              [--model-cache-dir DIR] [--log-requests]
 
 Beside KServe's service it serves sdx's own sdx.v1.RemoteService (proto/sdx/v1/remote.proto): models
 registered by fingerprint, sessions with leases, outputs kept on the server as references.
@@ -16,7 +17,9 @@ SDX_SERVE_EXECUTABLE, when set, names the executable to run instead.
 """
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 
 from ._cli_support import UsageError, int_at_least
@@ -30,6 +33,19 @@ def find_server() -> str | None:
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
+_UNITS = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40}
+
+
+def byte_size(text: str) -> int:
+    """--memory-budget's value, as sdx-serve reads it: digits, then optionally K, M, G or T (powers of 1024;
+    KiB ... TiB too)."""
+    m = re.fullmatch(r"([0-9]+)([A-Za-z]*)", text)
+    if not m or m.group(2) not in _UNITS or int(m.group(1)) << _UNITS[m.group(2)] > (1 << 63) - 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a byte count (digits, then optionally K, M, G or T; "
+                                         "0: unlimited)")
+    return int(m.group(1)) << _UNITS[m.group(2)]
+
+
 def server_argv(args) -> list[str]:
     """The sdx-serve command line for parsed `sdx serve` arguments (the executable first)."""
     exe = find_server()
@@ -41,7 +57,9 @@ def server_argv(args) -> list[str]:
     argv = [exe, "--model-repository", args.model_repository, "--host", args.host, "--port", str(args.port),
             "--metrics-port", str(args.metrics_port), "--max-queue", str(args.max_queue),
             "--model-concurrency", str(args.model_concurrency), "--max-message-bytes", str(args.max_message_bytes),
-            "--max-model-bytes", str(args.max_model_bytes)]
+            "--max-model-bytes", str(args.max_model_bytes), "--memory-budget", str(args.memory_budget)]
+    if args.model_cache_dir is not None:
+        argv += ["--model-cache-dir", args.model_cache_dir]
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together")
     for flag, value in (("--auth-token-file", args.auth_token_file), ("--tls-cert", args.tls_cert),
@@ -88,4 +106,12 @@ def add_parser(sub) -> None:
                         "the health service stays open and /metrics is not covered")
     p.add_argument("--tls-cert", metavar="F", help="TLS on the gRPC port: PEM certificate (chain); with --tls-key")
     p.add_argument("--tls-key", metavar="F", help="TLS on the gRPC port: PEM private key; with --tls-cert")
+    p.add_argument("--memory-budget", type=byte_size, default=0, metavar="BYTES",
+                   help="bytes of model weights held loaded at once, repository and sdx.v1 models together "
+                        "(K, M, G, T: powers of 1024; default 0: unlimited); a load past it evicts the models of "
+                        "lowest value (access frequency x load time / bytes) that no request runs on, and they "
+                        "reload on their next request; a model that cannot fit gets RESOURCE_EXHAUSTED")
+    p.add_argument("--model-cache-dir", metavar="DIR",
+                   help="with --memory-budget: where sdx.v1 uploads are kept (mode 0600) for their reloads "
+                        "(default: a private temporary folder, removed at exit)")
     p.set_defaults(fn=cmd_serve)

@@ -148,6 +148,7 @@ Result<ModelCache::Handle> ModelCache::admit(const std::string& key, const std::
   e.handle = std::move(load.handle);
   e.bytes = bytes;
   e.load_seconds = load.load_seconds;
+  e.last_use = std::max(e.last_use, t);  // ties: the model loaded or used longest ago goes first
   if (how == Admit::kOnDemand) {
     access(e, t);
     ++e.counts.misses;

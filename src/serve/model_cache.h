@@ -29,8 +29,8 @@
 // F × C estimates the reload time an eviction would cost per unit of time; dividing by B makes it the cost
 // per byte freed, so evicting the lowest values first frees the most memory for the least reload time
 // expected. It is GreedyDual-Size-Frequency (Cherkasova, 1998) with exponential decay in place of its
-// aging term. Ties go to the least recently used, then to the key. Frequencies survive an eviction (a model
-// that comes back keeps its history) and are forgotten by erase().
+// aging term. Ties go to the least recently used or loaded, then to the key. Frequencies survive an
+// eviction (a model that comes back keeps its history) and are forgotten by erase().
 //
 // Eviction. When admitting a model would take the held bytes past the budget, models not in use are
 // evicted, lowest value first, until it fits. "In use" is a handle held outside the cache (a request
