@@ -234,3 +234,15 @@ def test_an_upload_bigger_than_the_budget_is_refused(uploads):
     with pytest.raises(sdx.ResourceExhausted, match=re.escape(f"needs {BIG_BYTES} bytes: more than the whole "
                                                               f"memory budget of {BUDGET} bytes")):
         sdx.remote.InferenceSession(address, data, max_attempts=1)
+
+
+def test_the_launcher_reads_byte_sizes_as_the_server_does():
+    import argparse
+
+    from sdx.serve import byte_size
+
+    assert [byte_size(t) for t in ("0", "1000", "512K", "512M", "2G", "3T", "2GiB")] == \
+        [0, 1000, 512 << 10, 512 << 20, 2 << 30, 3 << 40, 2 << 30]
+    for bad in ("", "-1", "1.5G", "2g", "G", "12X", "9999999999T"):
+        with pytest.raises(argparse.ArgumentTypeError, match="is not a byte count"):
+            byte_size(bad)
