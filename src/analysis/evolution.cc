@@ -130,7 +130,13 @@ EvolutionReport classify_evolution(std::span<const double> series, const Evoluti
   }
   size_t growing = 0;
   for (size_t i = 0; i + 1 < n; ++i) growing += std::fabs(series[i + 1]) > std::fabs(series[i]) + tol;
-  if (static_cast<double>(growing) >= o.diverging_fraction * static_cast<double>(n - 1)) {
+  // An arithmetic progression (a counter, a countdown) is unbounded too, even while |x| still shrinks
+  // towards 0: every delta equals the mean delta (to rounding).
+  const double mean_step = (series[n - 1] - series[0]) / static_cast<double>(n - 1);
+  bool linear = mean_step != 0;
+  for (size_t i = 0; i + 1 < n && linear; ++i)
+    linear = std::fabs(series[i + 1] - series[i] - mean_step) <= tol + 1e-6 * std::fabs(mean_step);
+  if (linear || static_cast<double>(growing) >= o.diverging_fraction * static_cast<double>(n - 1)) {
     r.kind = Evolution::kDiverging;
     // Measured from the first nonzero sample, so a counter starting at 0 has a finite rate.
     size_t j = 0;

@@ -13,9 +13,11 @@
 //                (the last value when the series has already settled).
 //   OSCILLATING  the smallest period p in [2, max_period] with |x_i - x_{i+p}| <= period_tolerance * (max - min)
 //                for every i, seen over at least two full periods.
-//   DIVERGING    |x| grows on at least diverging_fraction of the steps; rate is the mean growth factor of |x|
-//                per sample, (|x_last| / |x_first|)^(1/(n-1)), and step the mean delta. A series reaching a
-//                NaN or an infinity is DIVERGING with an infinite rate.
+//   DIVERGING    |x| grows on at least diverging_fraction of the steps, or x moves by the same nonzero step
+//                every sample (an arithmetic progression: a countdown is unbounded too, though |x| first
+//                shrinks); rate is the mean growth factor of |x| per sample, (|x_last| / |x_first|)^(1/(n-1)),
+//                and step the mean delta. A series reaching a NaN or an infinity is DIVERGING with an
+//                infinite rate.
 //   CHAOTIC      none of these (bounded or not, with no settled pattern: e.g. the logistic map at r = 3.9).
 // Fewer than min_samples samples give INSUFFICIENT_DATA.
 #pragma once

@@ -55,6 +55,15 @@ TEST(Evolution, CounterDivergesLinearly) {
   EXPECT_TRUE(std::isfinite(e.rate));
 }
 
+TEST(Evolution, CountdownIsALinearDivergenceNotChaos) {
+  // |x| shrinks on every step, yet the progression is unbounded: DIVERGING with its (negative) step.
+  auto s = iterate(10000.0, 50, [](double x) { return x - 4; });
+  EvolutionReport e = classify_evolution(s);
+  EXPECT_EQ(e.kind, Evolution::kDiverging) << e.describe();
+  EXPECT_DOUBLE_EQ(e.step, -4);
+  EXPECT_LT(e.rate, 1);
+}
+
 TEST(Evolution, OverflowIsDivergingWithInfiniteRate) {
   std::vector<double> s{1, 1e200, INFINITY};
   EvolutionReport e = classify_evolution(s);
