@@ -9,6 +9,7 @@
 #pragma once
 
 #include "sdx/element_type.h"
+#include "sdx/loop_report.h"
 #include "sdx/session.h"
 #include "sdx/session_options.h"
 #include "sdx/status.h"

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sdx/element_type.h"
+#include "sdx/loop_report.h"
 #include "sdx/session_options.h"
 #include "sdx/status.h"
 #include "sdx/tensor.h"
@@ -186,6 +187,10 @@ class Session {
   // Overrides an initializer for runs on ctx (the values are copied); a new element type or shape drops
   // ctx's plans. Constants the optimizer folded away are refused (failed_precondition).
   Status set_variable(RunContext& ctx, const std::string& name, const TensorView& value) const;
+  // One report per execution of a Loop node (nested ones included) since load or the last
+  // clear_loop_reports(), oldest first; the latest 256 are kept. Empty unless the options set loop_analysis.
+  std::vector<LoopReport> loop_reports() const;
+  void clear_loop_reports() const;
 
   struct Impl;
 

@@ -431,6 +431,19 @@ class InferenceSession:
         compiler_runs (compiler processes started, --version queries included)."""
         return self._native.jit_stats()
 
+    def loop_reports(self) -> list[dict]:
+        """The loop analysis's reports (SessionOptions.loop_analysis): one dict per execution of a Loop node
+        since load or clear_loop_reports(), oldest first (the latest 256 kept). Keys: node, iterations,
+        trip_count, stopped_by, condition, condition_depends_on, termination {verdict, remaining, exact,
+        bound_by, root_cause, text}, variables [{name, field, last, evolution {kind, limit | rate | period,
+        text}}], text (the same for people). Empty when loop_analysis is off."""
+        import json
+
+        return [json.loads(r) for r in self._native.loop_reports()]
+
+    def clear_loop_reports(self) -> None:
+        self._native.clear_loop_reports()
+
     def wait_for_jit(self, timeout_s: float = 120.0) -> bool:
         """Waits until no JIT compile is in flight; False when timeout_s passed first."""
         return self._native.wait_for_jit(float(timeout_s))

@@ -228,6 +228,38 @@ def _inspect_check_replay(args, unsupported: bool, doc: dict) -> bool:
     return failed
 
 
+def _inspect_loops(args, unsupported: bool, doc: dict) -> bool:
+    """Runs once with the loop analysis on and prints each Loop's report; True when the run failed (a guard
+    stopped a loop, or any other error, whose message is printed too)."""
+    import sdx
+
+    if unsupported:
+        _say(args, "loops: not available while ops are unsupported")
+        doc["loops"] = {"available": False, "reason": "ops are unsupported"}
+        return False
+    opts = sdx.SessionOptions()
+    opts.loop_analysis = True
+    if args.max_loop_iterations is not None:
+        opts.max_loop_iterations = args.max_loop_iterations
+    if args.max_loop_seconds is not None:
+        opts.max_loop_seconds = args.max_loop_seconds
+    sess = sdx.InferenceSession(args.model, opts)
+    feeds = make_feeds(sess, args.shape, 0, args.dim)
+    error = None
+    try:
+        sess.run(None, feeds)
+    except Exception as e:  # the guard's error (or any other): reported, the reports made before it kept
+        error = one_line(str(e))
+    reports = sess.loop_reports()
+    _say(args, f"loops: {len(reports)} Loop execution(s) analysed")
+    for r in reports:
+        _say(args, r["text"], end="")
+    if error:
+        _say(args, f"the run failed: {error}")
+    doc["loops"] = {"reports": reports, "error": error}
+    return error is not None
+
+
 def cmd_inspect(args) -> int:
     import sdx
 
@@ -242,6 +274,8 @@ def cmd_inspect(args) -> int:
     if args.plan or args.jit:
         _inspect_plan(args, unsupported, doc)
     failed = args.check_replay and _inspect_check_replay(args, unsupported, doc)
+    if args.loops:
+        failed = _inspect_loops(args, unsupported, doc) or failed
     if args.json:
         print(json.dumps(doc, indent=1))
     return EXIT_CHECK_FAILED if failed or unsupported else EXIT_OK
@@ -314,8 +348,16 @@ def _add_inspect(sub) -> None:
     i.add_argument("--check-replay", action="store_true",
                    help="run the captured plan and the slot-by-slot reference side by side on random inputs; name "
                         "the first slot that diverges or holds NaN/Inf (exit 1 when replay diverges)")
-    i.add_argument("--shape", action="append", metavar="NAME=DIMS|NAME=FILE.npy",
-                   help="input dims (or a .npy value) for --plan/--jit/--check-replay; symbolic dims default to --dim")
+    i.add_argument("--loops", action="store_true",
+                   help="run once with loop_analysis on and print each Loop's report: every carried value's "
+                        "evolution and the termination prediction (exit 1 when the run fails, e.g. a loop guard)")
+    i.add_argument("--max-loop-iterations", type=int_at_least(1), metavar="N",
+                   help="with --loops: SessionOptions.max_loop_iterations (default 2^24)")
+    i.add_argument("--max-loop-seconds", type=positive_float, metavar="S",
+                   help="with --loops: SessionOptions.max_loop_seconds (default: no limit)")
+    i.add_argument("--shape", "--input", action="append", dest="shape", metavar="NAME=DIMS|NAME=FILE.npy",
+                   help="input dims (or a .npy value) for --plan/--jit/--check-replay/--loops; symbolic dims "
+                        "default to --dim")
     i.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims (default 1)")
     i.add_argument("--json", action="store_true", help="print everything as one JSON object instead of text")
     i.set_defaults(fn=cmd_inspect)

@@ -778,6 +778,13 @@ class PySession {
     d["compiler_runs"] = st.compiler_runs;
     return d;
   }
+  // The loop analysis's reports (sdx::Session::loop_reports): one JSON object each, oldest first.
+  std::vector<std::string> loop_reports() const {
+    std::vector<std::string> out;
+    for (const LoopReport& r : session_->loop_reports()) out.push_back(r.json);
+    return out;
+  }
+  void clear_loop_reports() const { session_->clear_loop_reports(); }
   bool wait_for_jit(double timeout_s) {
     nb::gil_scoped_release release;
     return engine().wait_for_jit(timeout_s);
@@ -979,6 +986,8 @@ NB_MODULE(_sdx, m) {
       .def("check_replay", &PySession::check_replay, nb::arg("feeds"), nb::arg("atol"))
       .def("jit_stats", &PySession::jit_stats)
       .def("wait_for_jit", &PySession::wait_for_jit, nb::arg("timeout_s"))
+      .def("loop_reports", &PySession::loop_reports)
+      .def("clear_loop_reports", &PySession::clear_loop_reports)
       .def("overridable_initializers", &PySession::overridable_initializers);
 
   py::bind_obs(m);

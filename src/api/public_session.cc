@@ -4,6 +4,7 @@
 
 #include "api/bundle.h"
 #include "api/load.h"
+#include "analysis/loop_monitor.h"
 #include "api/public_access.h"
 #include "backend/cpu/threading/parallel_copy.h"
 #include "backend/cpu/threading/thread_pool.h"
@@ -181,6 +182,16 @@ int Session::output_index(std::string_view name) const {
     if (impl_->outputs[i].name == name) return static_cast<int>(i);
   return -1;
 }
+
+std::vector<LoopReport> Session::loop_reports() const {
+  std::vector<LoopReport> out;
+  for (const analysis::LoopReport& r : impl_->session->loops().reports())
+    out.push_back({r.node, r.iterations, r.stopped_by, analysis::termination_verdict_name(r.termination.verdict),
+                   r.describe(), r.to_json()});
+  return out;
+}
+
+void Session::clear_loop_reports() const { impl_->session->loops().clear(); }
 
 bool Session::has_value(std::string_view name) const {
   return impl_->session->model().graph->find_value(std::string(name)) != nullptr;

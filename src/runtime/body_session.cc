@@ -131,7 +131,7 @@ std::unique_ptr<SubgraphBody> BodySessionCompiler::compile(const ir::Graph& body
   SessionOptions options = options_;
   options.jit.enabled = false;
   options.disk_plan_cache = false;
-  Result<std::unique_ptr<Session>> session = Session::create_body(std::move(model), options);
+  Result<std::unique_ptr<Session>> session = Session::create_body(std::move(model), options, loops_);
   if (!session.is_ok()) return interpreted(session.status());
   for (const ir::Value* v : lifted.value().constants) constants_.insert(v);
   obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "plan", [&] {

@@ -31,7 +31,10 @@ namespace sdx::runtime {
 class BodySessionCompiler final : public SubgraphCompiler {
  public:
   // parent: the model whose graph's subgraphs are compiled (its opsets and metadata go to each body).
-  BodySessionCompiler(const ir::Model& parent, const SessionOptions& options) : parent_(parent), options_(options) {}
+  // loops: the parent's loop monitor, which the bodies' nested loops report to.
+  BodySessionCompiler(const ir::Model& parent, const SessionOptions& options,
+                      std::shared_ptr<analysis::LoopMonitor> loops)
+      : parent_(parent), options_(options), loops_(std::move(loops)) {}
 
   std::unique_ptr<SubgraphBody> compile(const ir::Graph& body, const ir::Node& owner) override;
 
@@ -47,6 +50,7 @@ class BodySessionCompiler final : public SubgraphCompiler {
  private:
   const ir::Model& parent_;
   const SessionOptions& options_;
+  std::shared_ptr<analysis::LoopMonitor> loops_;
   std::unordered_set<const ir::Value*> constants_;
   std::vector<std::string> interpreted_;
   std::vector<std::function<BodyReport()>> reporters_;

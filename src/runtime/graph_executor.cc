@@ -6,6 +6,7 @@
 
 #include "backend/device.h"
 #include "backend/kernel_registry.h"
+#include "backend/loop_host.h"
 #include "obs/observers.h"
 #include "obs/op_timing_tracker.h"
 #include "obs/test_slowdown.h"
@@ -30,12 +31,14 @@ struct PhaseClock {
   uint64_t alloc_ns = 0;     // inside allocate_output
 };
 
-class InterpreterContext final : public backend::KernelContext {
+// Also the Loop kernel's LoopHost: the session's loop monitor, through the executor running the step.
+class InterpreterContext final : public backend::KernelContext, public backend::LoopHost {
  public:
   InterpreterContext(const ir::Node& node, Frame& frame, const GraphExecutor& exec, PhaseClock* clock = nullptr)
       : node_(node), frame_(frame), exec_(exec), clock_(clock) {}
 
   const ir::Node& node() const override { return node_; }
+  analysis::LoopMonitor* loop_monitor() const override { return exec_.loop_monitor(); }
   int num_inputs() const override { return node_.num_inputs(); }
   bool has_input(int i) const override {
     const ir::Value* v = node_.input(i);
@@ -141,6 +144,11 @@ Status GraphExecutor::prepare(const ir::Graph& graph, std::vector<const ir::Node
   }
   plan_.place_steps([&](const ir::Node& n) { return kernels_[&n].device; });
   return Status::ok();
+}
+
+void GraphExecutor::set_loop_monitor(std::shared_ptr<analysis::LoopMonitor> m) {
+  for (auto& [graph, sub] : subgraphs_) sub->set_loop_monitor(m);
+  loops_ = std::move(m);
 }
 
 const backend::Kernel* GraphExecutor::kernel(const ir::Node* node) const {

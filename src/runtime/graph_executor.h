@@ -19,6 +19,10 @@
 #include "ir/graph.h"
 #include "plan/plan.h"
 
+namespace sdx::analysis {
+class LoopMonitor;
+}
+
 namespace sdx::runtime {
 
 struct Frame;
@@ -101,6 +105,10 @@ class GraphExecutor {
   // Packed weights kernels find or record when they bind (backend/packed_weights.h); null by default.
   backend::PackedWeights* packed_weights() const { return packed_weights_.get(); }
   void set_packed_weights(std::shared_ptr<backend::PackedWeights> p) { packed_weights_ = std::move(p); }
+  // The session's loop policy and report log (analysis/loop_monitor.h), lent to the Loop kernels of this
+  // graph and of every interpreted subgraph (backend/loop_host.h). Set after prepare(), before any run.
+  void set_loop_monitor(std::shared_ptr<analysis::LoopMonitor> m);
+  analysis::LoopMonitor* loop_monitor() const { return loops_.get(); }
   // The plan this executor runs (steps are in this plan's order).
   const plan::Plan& plan() const { return plan_; }
 
@@ -108,6 +116,7 @@ class GraphExecutor {
   const ir::Graph* graph_ = nullptr;
   plan::Plan plan_;
   std::shared_ptr<backend::PackedWeights> packed_weights_;
+  std::shared_ptr<analysis::LoopMonitor> loops_;
   struct NodeKernel {
     std::unique_ptr<backend::Kernel> kernel;  // null when unsupported
     NodeNames names;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "analysis/loop_monitor.h"
 #include "backend/cpu/jit/jit_engine.h"
 #include "obs/diagnostics.h"
 #include "obs/log.h"
@@ -21,10 +22,12 @@ Result<std::unique_ptr<Session>> Session::create(ir::Model model, SessionOptions
   return s;
 }
 
-Result<std::unique_ptr<Session>> Session::create_body(ir::Model model, SessionOptions options) {
+Result<std::unique_ptr<Session>> Session::create_body(ir::Model model, SessionOptions options,
+                                                     std::shared_ptr<analysis::LoopMonitor> loops) {
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
   s->options_ = std::move(options);
+  s->loops_ = std::move(loops);
   s->body_ = true;
   SDX_RETURN_IF_ERROR(s->init(), "");
   return s;
@@ -56,10 +59,12 @@ Status Session::init() {
   optimization_.preoptimized = optimized_;
   overridable_ = std::move(compiled.overridable);
   std::vector<const ir::Node*> unsupported;
-  BodySessionCompiler bodies(model_, options_);
+  if (!loops_) loops_ = std::make_shared<analysis::LoopMonitor>(options_.loops);
+  BodySessionCompiler bodies(model_, options_, loops_);
   SDX_RETURN_IF_ERROR(graph_executor_.prepare(*model_.graph, &unsupported, compile_options(),
                                               options_.subgraph_plans ? &bodies : nullptr),
                       "");
+  graph_executor_.set_loop_monitor(loops_);
   if (!unsupported.empty()) return unimplemented(describe_unsupported(unsupported));
   // An override of an initializer a body copied in as a constant would not reach the body.
   for (const ir::Value* v : bodies.captured_constants()) overridable_.erase(v);

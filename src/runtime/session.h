@@ -56,8 +56,10 @@ class Session {
   // not run on it again; subgraph bodies, which it does not enter, still get options.optimizer.
   static Result<std::unique_ptr<Session>> create(ir::Model model, SessionOptions options = {}, bool optimized = false);
   // A subgraph body lifted to a model (runtime/body_session.h): `options` are taken as they are (no
-  // environment overlay), and calls run on the caller's intra-op pool instead of one of its own.
-  static Result<std::unique_ptr<Session>> create_body(ir::Model model, SessionOptions options);
+  // environment overlay), and calls run on the caller's intra-op pool instead of one of its own. Its loops
+  // report to `loops`, the parent's monitor (null: one of its own).
+  static Result<std::unique_ptr<Session>> create_body(ir::Model model, SessionOptions options,
+                                                      std::shared_ptr<analysis::LoopMonitor> loops = nullptr);
   ~Session();
 
   // Graph inputs that are not initializers, in declaration order.
@@ -128,6 +130,9 @@ class Session {
   cpu::ThreadPool* thread_pool() const { return threads_.get(); }
   // Waits until the JIT has no compile in flight (true) or timeout_s passed (false); true without a JIT.
   bool wait_for_jit(double timeout_s) const;
+  // The loop policy of options().loops and the reports of this session's Loop nodes, nested ones included
+  // (analysis/loop_monitor.h). Never null.
+  analysis::LoopMonitor& loops() const { return *loops_; }
   // Subgraph bodies (of this graph, not nested ones) left interpreted at load, one line each with why.
   const std::vector<std::string>& interpreted_bodies() const { return interpreted_bodies_; }
   // Every subgraph body of this graph as it stands now (plan or interpreted, calls, replays), each with
@@ -161,6 +166,7 @@ class Session {
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<const ir::Value*> input_values_;  // parallel to inputs_
   GraphExecutor graph_executor_;
+  std::shared_ptr<analysis::LoopMonitor> loops_;  // shared with body sessions and the executors
   opt::OptimizationReport optimization_;
   // Initializers set_variable may override: graph inputs, and constants whose readers the optimizer
   // left exactly as they were (it may have read, folded or merged the others).

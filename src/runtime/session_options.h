@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis/loop_policy.h"
 #include "core/status.h"
 #include "backend/cpu/jit/jit_options.h"
 #include "opt/optimizer_options.h"
@@ -44,6 +45,9 @@ struct SessionOptions {
   bool disk_plan_cache = true;
   std::string disk_plan_cache_dir;
   int64_t disk_plan_cache_max_bytes = int64_t{2} << 30;
+  // Loop nodes: the guards (max_loop_iterations, max_loop_seconds) and the loop analysis (loop_analysis*),
+  // handed to the Loop kernel through the session's analysis::LoopMonitor.
+  analysis::LoopPolicy loops;
 
   // Overlays the SDX_* environment variables of session_options.inc onto `base`, then checks every field
   // against its row (floors such as warmup_runs >= 1 raise the value; other ranges are errors). A malformed

@@ -1,16 +1,51 @@
 // Loop: runs `body` while the trip count and condition allow, threading
 // loop-carried values through iterations and stacking scan outputs.
 //   body(iter_num: int64 scalar, cond: bool scalar, carried...) -> (cond, carried..., scan_outputs...)
+//
+// The session's loop policy (analysis/loop_policy.h, reached through backend/loop_host.h) guards every
+// execution: a Loop that would run more than max_loop_iterations iterations, or longer than max_loop_seconds,
+// stops with an error instead of hanging the process. With loop_analysis on, an analysis::LoopRecorder
+// samples the carried values and the condition, and the report (each value's evolution, the termination
+// prediction) goes to the session's monitor at the loop's end, and into the guard's error when one fires.
+#include <chrono>
+#include <optional>
+
+#include "analysis/loop_recorder.h"
 #include "backend/cpu/tensor/tensor_copy.h"
 #include "backend/kernel_registry.h"
+#include "backend/loop_host.h"
+#include "obs/diagnostics.h"
 
 namespace sdx::cpu {
 namespace {
 
-// A hard cap so a model without a trip count whose condition never turns false fails
-// with an error instead of hanging the process (the executor prefixes the node's name; reaching the cap
-// takes about 13 s with a trivial body). Not yet an option: issue 20's max_loop_iterations.
-constexpr int64_t kMaxIterationsWithoutTripCount = int64_t{1} << 24;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The guard's error: what stopped the loop, and with the analysis on, the termination report (which
+// variable keeps the loop going, and how it evolves). The report also goes to the session's monitor.
+Status guard_error(const std::string& node, int64_t iterations, const std::string& guard, const std::string& limit,
+                   const std::optional<analysis::LoopRecorder>& rec, analysis::LoopMonitor* monitor, double seconds,
+                   bool trip_left) {
+  std::string msg = "Loop '" + node + "' stopped after " + std::to_string(iterations) + " iterations (" + guard +
+                    " = " + limit + ")";
+  if (!rec) {
+    msg += std::string(trip_left ? " before its trip count ran out" : " with its condition still true") +
+           "; set loop_analysis=1 (SDX_LOOP_ANALYSIS=1) for a report of which variable keeps it going and how it "
+           "evolves";
+    return resource_exhausted(msg);
+  }
+  analysis::LoopReport r = rec->finish(node, iterations, guard, seconds);
+  msg += ": " + r.summary();
+  if (r.termination.root_cause)
+    msg += "; " + r.termination.root_cause->name + " keeps the condition `" + r.condition + "` true: " +
+           r.termination.root_cause->evolution.describe();
+  obs::Diagnostics::global().record_lazy(obs::DiagCategory::kExecute, obs::DiagLevel::kSummary, "LOOP_REPORT",
+                                         [&] { return r.to_json(); });
+  if (monitor) monitor->add(std::move(r));
+  return resource_exhausted(msg);
+}
 
 class LoopKernel final : public backend::Kernel {
  public:
@@ -25,6 +60,9 @@ class LoopKernel final : public backend::Kernel {
                               std::to_string(carried + 2) + " (iteration, condition and loop-carried values)");
     if (static_cast<int>(body_->outputs().size()) < carried + 1)
       return invalid_argument("body must produce the condition and " + std::to_string(carried) + " loop-carried values");
+    condition_ = analysis::analyze_loop_condition(*body_);
+    for (int i = 0; i < carried; ++i) carried_names_.push_back(body_->inputs()[static_cast<size_t>(2 + i)]->name());
+    node_name_ = node.name().empty() ? "Loop" : node.name();
     return Status::ok();
   }
 
@@ -34,6 +72,9 @@ class LoopKernel final : public backend::Kernel {
       const Tensor& m = ctx.input(0);
       if (m.numel() != 1 || m.dtype() != DType::kInt64) return invalid_argument("M must be an int64 scalar, got " + m.type_string());
       trip = *m.data<int64_t>();
+      if (trip < 0)
+        return invalid_argument("the trip count M is " + std::to_string(trip) +
+                                "; it must be >= 0 (leave M empty for a loop bounded by its condition alone)");
     }
     bool cond = true;
     if (ctx.has_input(1)) {
@@ -47,12 +88,25 @@ class LoopKernel final : public backend::Kernel {
     for (int i = 0; i < carried; ++i) state.push_back(ctx.input_datum(2 + i));
     std::vector<std::vector<Tensor>> scan_items(static_cast<size_t>(scans));
     std::vector<std::vector<Datum>> scan_seq_items(static_cast<size_t>(scans));
+    static const analysis::LoopPolicy kDefaultPolicy;  // immutable: a context outside any session
+    analysis::LoopMonitor* monitor = backend::loop_monitor(ctx);
+    const analysis::LoopPolicy& policy = monitor ? monitor->policy() : kDefaultPolicy;
+    std::optional<analysis::LoopRecorder> rec;
+    if (policy.analysis)
+      rec.emplace(policy, condition_, carried_names_, trip >= 0 ? std::optional<int64_t>(trip) : std::nullopt);
+    const bool timed = rec || policy.max_seconds > 0;
+    const Clock::time_point t0 = timed ? Clock::now() : Clock::time_point();
     int64_t it = 0;
     for (; (trip < 0 || it < trip) && cond; ++it) {
-      if (trip < 0 && it >= kMaxIterationsWithoutTripCount)
-        return resource_exhausted("Loop ran " + std::to_string(it) +
-                                  " iterations without its condition turning false (no trip count; the limit is " +
-                                  std::to_string(kMaxIterationsWithoutTripCount) + " iterations)");
+      if (it >= policy.max_iterations) [[unlikely]]
+        return guard_error(node_name_, it, "max_loop_iterations", std::to_string(policy.max_iterations), rec, monitor,
+                           timed ? seconds_since(t0) : 0, trip >= 0);
+      if (policy.max_seconds > 0 && it > 0) {
+        const double elapsed = seconds_since(t0);
+        if (elapsed > policy.max_seconds) [[unlikely]]
+          return guard_error(node_name_, it, "max_loop_seconds", std::to_string(policy.max_seconds) + " s", rec,
+                             monitor, elapsed, trip >= 0);
+      }
       std::vector<Datum> in;
       in.reserve(static_cast<size_t>(carried) + 2);
       SDX_ASSIGN_OR_RETURN(Tensor iter, Tensor::allocate(DType::kInt64, Shape{}), "");
@@ -73,6 +127,13 @@ class LoopKernel final : public backend::Kernel {
         if (!d.is_tensor()) return unimplemented("Loop scan outputs must be tensors");
         scan_items[static_cast<size_t>(i)].push_back(d.as_tensor());
       }
+      if (rec && rec->wants(it)) rec->record(it, state, cond);
+    }
+    if (rec) {
+      analysis::LoopReport r = rec->finish(node_name_, it, "", seconds_since(t0));
+      obs::Diagnostics::global().record_lazy(obs::DiagCategory::kExecute, obs::DiagLevel::kSummary, "LOOP_REPORT",
+                                             [&] { return r.to_json(); });
+      if (monitor) monitor->add(std::move(r));
     }
     for (int i = 0; i < carried; ++i) SDX_RETURN_IF_ERROR(ctx.set_output_datum(i, state[static_cast<size_t>(i)]), "");
     for (int i = 0; i < scans; ++i) {
@@ -86,6 +147,9 @@ class LoopKernel final : public backend::Kernel {
 
  private:
   const ir::Graph* body_ = nullptr;
+  analysis::LoopCondition condition_;       // how the condition reads the carried values (for the analysis)
+  std::vector<std::string> carried_names_;  // the body's inputs 2...
+  std::string node_name_;
 };
 
 const backend::KernelRegistrar kLoop({"Loop", "", 1, backend::kAnyOpset, backend::kernel_factory<LoopKernel>()});
