@@ -135,7 +135,7 @@ TEST(PassManager, PassesAreRegisteredInPipelineOrder) {
 TEST(PassManager, TableAndRegisteredPassesAgree) {
   EXPECT_EQ(opt::pass_table_problems(), std::vector<std::string>{});
   const auto& passes = opt::registered_passes();
-  EXPECT_EQ(passes.size(), 27u);
+  EXPECT_EQ(passes.size(), 29u);
   for (const opt::PassInfo& p : passes) {
     std::unique_ptr<opt::Pass> pass = p.create();
     EXPECT_EQ(pass->name(), p.alias);
