@@ -12,6 +12,12 @@ cmake -S . -B build/tsan -G Ninja -DSDX_SANITIZER=thread -DSDX_BUILD_PYTHON=OFF 
 ninja -C build/tsan sdx_tests >build/tsan-build.log 2>&1 || { tail -n 40 build/tsan-build.log; exit 1; }
 # Every test whose name says it exercises concurrency; TSAN turns any data race into a failure.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/sdx_tests --gtest_filter='*Concurren*' --gtest_brief=1
+# Every test of sdx-serve's layer (admission, sessions and their reaper, refs, batching, metrics: most of them
+# run threads), when gRPC is installed.
+if ninja -C build/tsan -t targets all | grep -q '^sdx_serve_tests:'; then
+  ninja -C build/tsan sdx_serve_tests >build/tsan-serve-build.log 2>&1 || { tail -n 40 build/tsan-serve-build.log; exit 1; }
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/sdx_serve_tests --gtest_brief=1
+fi
 
 echo "== libFuzzer: front-end and server-request targets, 30 s each on the committed corpus (fuzz/README.md) =="
 # onnx_model_fuzzer is left out: it needs a clang ASan build of all of libsdx (bash scripts/fuzz.sh onnx_model).
