@@ -50,6 +50,7 @@ LoopReport LoopRecorder::finish(const std::string& node, int64_t iterations, con
   r.seconds = seconds;
   r.stride = trace_.options().stride;
   r.samples = trace_.recorded();
+  r.sample_iterations = trace_.iterations();
   const std::vector<std::string>& names = trace_.names();
   const size_t carried = names.size() - 1;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -62,7 +63,8 @@ LoopReport LoopRecorder::finish(const std::string& node, int64_t iterations, con
       std::vector<ValueStats> st = trace_.stats(i);
       v.last = st.back();
       v.field = v.last.numel == 1 ? StatField::kMean : StatField::kNorm;
-      v.evolution = classify_evolution(trace_.series(i, v.field), policy_.evolution);
+      v.series = trace_.series(i, v.field);
+      v.evolution = classify_evolution(v.series, policy_.evolution);
     }
     r.variables.push_back(std::move(v));
   }

@@ -20,6 +20,14 @@ std::string num(double v) {
 std::string jnum(double v) { return std::isfinite(v) ? num(v) : "\"" + num(v) + "\""; }
 std::string jstr(const std::string& s) { return "\"" + obs::json_escape(s) + "\""; }
 
+// "a,b,c": each element of v through f.
+template <typename T, typename F>
+std::string join(const std::vector<T>& v, F f) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + f(v[i]);
+  return s;
+}
+
 std::string evolution_json(const EvolutionReport& e) {
   std::string s = "{\"kind\":" + jstr(evolution_name(e.kind)) + ",\"samples\":" + std::to_string(e.samples) +
                   ",\"last\":" + jnum(e.last) + ",\"min\":" + jnum(e.min) + ",\"max\":" + jnum(e.max);
@@ -65,6 +73,7 @@ std::string LoopReport::to_json() const {
                   ",\"max_loop_iterations\":" + std::to_string(limit_iterations) +
                   ",\"max_loop_seconds\":" + jnum(limit_seconds) + ",\"seconds\":" + jnum(seconds) +
                   ",\"stride\":" + std::to_string(stride) + ",\"samples\":" + std::to_string(samples) +
+                  ",\"sample_iterations\":[" + join(sample_iterations, [](int64_t i) { return std::to_string(i); }) + "]" +
                   ",\"condition\":" + jstr(condition) + ",\"condition_depends_on\":[";
   for (size_t i = 0; i < condition_depends_on.size(); ++i) s += (i ? "," : "") + jstr(condition_depends_on[i]);
   const TerminationReport& t = termination;
@@ -84,7 +93,7 @@ std::string LoopReport::to_json() const {
     s += ",\"field\":" + jstr(stat_field_name(v.field)) + ",\"numel\":" + std::to_string(v.last.numel) +
          ",\"last\":{\"norm\":" + jnum(v.last.norm) + ",\"min\":" + jnum(v.last.min) + ",\"max\":" + jnum(v.last.max) +
          ",\"mean\":" + jnum(v.last.mean) + ",\"hash\":\"" + std::to_string(v.last.hash) + "\"},\"evolution\":" +
-         evolution_json(v.evolution) + "}";
+         evolution_json(v.evolution) + ",\"series\":[" + join(v.series, jnum) + "]}";
   }
   return s + "],\"text\":" + jstr(describe()) + "}";
 }

@@ -28,6 +28,7 @@ struct LoopVariableReport {
   StatField field = StatField::kMean;  // the statistic classified: a scalar's value (mean), a tensor's norm
   ValueStats last;                     // the latest sample's statistics
   EvolutionReport evolution;
+  std::vector<double> series;          // `field` of each sample the ring kept, oldest first (for plots)
 };
 
 struct LoopReport {
@@ -40,6 +41,7 @@ struct LoopReport {
   double seconds = 0;                  // wall time of this execution
   int64_t stride = 1;                  // one sample per `stride` iterations
   int64_t samples = 0;                 // samples recorded (the ring keeps the latest ones)
+  std::vector<int64_t> sample_iterations;  // the iteration of each sample the ring kept, oldest first
   // How the condition reads the carried values (analysis/loop_condition.h).
   std::string condition;               // "x > 0", or a sentence when it is not that form
   std::vector<std::string> condition_depends_on;
