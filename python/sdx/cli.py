@@ -260,6 +260,47 @@ def _inspect_loops(args, unsupported: bool, doc: dict) -> bool:
     return error is not None
 
 
+def _inspect_control_flow(args, unsupported: bool, doc: dict) -> bool:
+    """The frame tree (--control-flow) and its drawing (--visualize): runs three times on random inputs (with
+    the loop analysis on, for the plots) so that each body says whether it replayed; True when a run failed."""
+    import sdx
+
+    from . import control_flow
+
+    try:
+        import onnx
+    except ImportError:
+        raise UsageError("--control-flow and --visualize read the model with the onnx package: pip install onnx") from None
+    tree = control_flow.frame_tree(onnx.load(args.model, load_external_data=False))
+    error, loop_reports = None, []
+    if unsupported:
+        error = "not run: ops are unsupported"
+    else:
+        opts = sdx.SessionOptions()
+        opts.loop_analysis = True
+        sess = sdx.InferenceSession(args.model, opts)
+        feeds = make_feeds(sess, args.shape, 0, args.dim)
+        try:
+            for _ in range(3):  # warmup, shapes frozen and captured, then a replay: each body's lifecycle shows
+                sess.run(None, feeds)
+        except Exception as e:  # reported: the frames and the reports made before the error are still shown
+            error = one_line(str(e))
+        control_flow.attach_reports(tree, sess.subgraph_reports())
+        loop_reports = sess.loop_reports()
+    if args.control_flow:
+        _say(args, control_flow.format_tree(tree))
+        if error:
+            _say(args, f"the run failed: {error}")
+    if args.visualize:
+        text = control_flow.to_dot(tree) if args.visualize.endswith(".dot") else \
+            control_flow.to_html(tree, loop_reports, title=f"sdx control flow: {os.path.basename(args.model)}")
+        with open(args.visualize, "w") as f:
+            f.write(text)
+        _say(args, f"wrote {args.visualize}")
+    doc["control_flow"] = {"frames": control_flow.to_json(tree), "loops": loop_reports, "error": error}
+    return error is not None and not unsupported
+
+
 def cmd_inspect(args) -> int:
     import sdx
 
@@ -276,6 +317,8 @@ def cmd_inspect(args) -> int:
     failed = args.check_replay and _inspect_check_replay(args, unsupported, doc)
     if args.loops:
         failed = _inspect_loops(args, unsupported, doc) or failed
+    if args.control_flow or args.visualize:
+        failed = _inspect_control_flow(args, unsupported, doc) or failed
     if args.json:
         print(json.dumps(doc, indent=1))
     return EXIT_CHECK_FAILED if failed or unsupported else EXIT_OK
@@ -351,12 +394,19 @@ def _add_inspect(sub) -> None:
     i.add_argument("--loops", action="store_true",
                    help="run once with loop_analysis on and print each Loop's report: every carried value's "
                         "evolution and the termination prediction (exit 1 when the run fails, e.g. a loop guard)")
+    i.add_argument("--control-flow", action="store_true",
+                   help="print the frame tree: each If/Loop/Scan body, nested as in the model, the values it reads "
+                        "from outer scopes, and (after three runs on random inputs) whether it runs as a captured plan "
+                        "or interpreted, and how its calls replayed")
+    i.add_argument("--visualize", metavar="FILE.html|FILE.dot",
+                   help="draw the graph with frames as clusters: HTML (nested frames, and a plot of each loop "
+                        "variable across iterations) or Graphviz DOT")
     i.add_argument("--max-loop-iterations", type=int_at_least(1), metavar="N",
                    help="with --loops: SessionOptions.max_loop_iterations (default 2^24)")
     i.add_argument("--max-loop-seconds", type=positive_float, metavar="S",
                    help="with --loops: SessionOptions.max_loop_seconds (default: no limit)")
     i.add_argument("--shape", "--input", action="append", dest="shape", metavar="NAME=DIMS|NAME=FILE.npy",
-                   help="input dims (or a .npy value) for --plan/--jit/--check-replay/--loops; symbolic dims "
+                   help="input dims (or a .npy value) for --plan/--jit/--check-replay/--loops/--control-flow; symbolic dims "
                         "default to --dim")
     i.add_argument("--dim", type=int_at_least(0), default=1, help="value for symbolic dims (default 1)")
     i.add_argument("--json", action="store_true", help="print everything as one JSON object instead of text")
