@@ -11,6 +11,7 @@
 
 #include "serve/datatype.h"
 #include "serve/grpc_status.h"
+#include "serve/request_timing.h"
 #include "serve/tensor_codec.h"
 
 namespace sdx::serve {
@@ -132,6 +133,7 @@ grpc::Status InferenceService::ModelInfer(grpc::ServerContext* context, const in
   metrics->requests(status.error_code())->add(1);
   metrics->duration->observe(total);
   if (t.ran) metrics->overhead->observe(total - t.queue_wait - t.run);
+  record_call(context, metrics, t.run, t.ran);  // the whole server-side time is observed by request_timing.h
   if (admission_.log_requests) log_request(*request, status, total, t);
   return status;
 }

@@ -26,6 +26,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "serve/model_cache.h"
 #include "serve/model_repository.h"
 #include "serve/remote_service.h"
+#include "serve/request_timing.h"
 #include "serve/serve_metrics.h"
 #include "serve/server_options.h"
 
@@ -117,6 +119,11 @@ std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts
   builder.SetMaxSendMessageSize(static_cast<int>(opts.max_message_bytes));
   builder.RegisterService(service);
   builder.RegisterService(remote);
+  if (sdx::serve::request_timing_enabled()) {  // sdx_server_request_seconds (request_timing.h)
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    creators.push_back(sdx::serve::make_request_timing_factory());
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  }
   return builder.BuildAndStart();
 }
 

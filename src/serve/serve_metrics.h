@@ -4,6 +4,11 @@
 //   sdx_request_duration_seconds{model}       histogram: the handler's time, entry to answer
 //   sdx_request_overhead_seconds{model}       histogram: the handler's time minus the queue wait and the
 //                                             session's run: the server's own cost (lookup, decode, encode)
+//   sdx_server_request_seconds{model}         histogram: a successful ModelInfer's whole server-side time, gRPC's
+//                                             call setup (before parsing) to its response serialized and handed
+//                                             to the transport (request_timing.h)
+//   sdx_server_overhead_seconds{model}        histogram: that minus the session's run (batched: the batch's run)
+//   sdx_server_send_seconds{model}            histogram: the response handed to the transport until written
 //   sdx_queue_depth{model}                    gauge: admitted requests waiting for a run slot
 //   sdx_inflight{model}                       gauge: requests running
 //   sdx_rejected_total{model,reason}          refused before running: queue_full, deadline
@@ -67,6 +72,9 @@ class ModelMetrics {
 
   Metric* duration = nullptr;
   Metric* overhead = nullptr;
+  Metric* server_time = nullptr;      // request_timing.h
+  Metric* server_overhead = nullptr;  // request_timing.h: server_time minus the run
+  Metric* server_send = nullptr;      // request_timing.h: the transport's write of the response
   Metric* queue_depth = nullptr;
   Metric* inflight = nullptr;
   Metric* rejected_queue_full = nullptr;
@@ -120,7 +128,7 @@ class ServeMetrics {
 
  private:
   MetricsRegistry registry_;
-  MetricFamily *requests_, *duration_, *overhead_, *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
+  MetricFamily *requests_, *duration_, *overhead_, *server_time_, *server_overhead_, *server_send_, *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
   Metric* models_loaded_;
   RemoteMetrics remote_;
   CacheMetrics cache_;
