@@ -55,6 +55,13 @@ bool Batcher::batchable(const Session::Feeds& feeds) const {
   return rows >= 1 && rows <= options_.max_batch_size;
 }
 
+int64_t Batcher::run_rows(int64_t rows) const {
+  if (!options_.pad_to_preferred) return rows;
+  for (int64_t size : options_.preferred_batch_sizes)  // ascending
+    if (size >= rows) return size;
+  return std::max(rows, options_.max_batch_size);
+}
+
 Batcher::Outcome Batcher::submit(const Session::Feeds& feeds, const std::vector<std::string>& output_names,
                                  Deadline deadline) {
   Request r;
@@ -165,11 +172,13 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
   const Clock::time_point start = Clock::now();
   int64_t total = 0;
   for (const Request* r : batch) total += r->rows;
+  const int64_t padded = run_rows(total);  // >= total
   auto finish = [&](const Status& st, double run) {
     for (size_t i = 0; i < batch.size(); ++i) {
       Outcome& o = batch[i]->outcome;
       o.reports_batch = i == 0;
       o.batch_rows = total;
+      o.run_rows = padded;
       o.queue_delay = std::chrono::duration<double>(start - batch[i]->enqueued).count();
       o.run = run;
       if (!st.is_ok()) {
@@ -179,7 +188,7 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
     }
   };
 
-  if (batch.size() == 1) {  // alone: its own feeds, its outputs as they are
+  if (batch.size() == 1 && padded == total) {  // alone and unpadded: its own feeds, its outputs as they are
     Result<std::vector<Value>> out = run_(*batch[0]->feeds, *batch[0]->output_names);
     const double run = std::chrono::duration<double>(Clock::now() - start).count();
     if (out.is_ok()) batch[0]->outcome.outputs = std::move(out).value();
@@ -188,7 +197,7 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
   }
 
   // Concatenate each input along dim 0, in the first request's feed order (the others hold the same names,
-  // dtypes and trailing dims: their key matched).
+  // dtypes and trailing dims: their key matched), then pad with copies of the first row up to `padded`.
   const Request& first = *batch[0];
   Session::Feeds feeds;
   std::vector<std::unique_ptr<unsigned char[]>> buffers;
@@ -196,7 +205,7 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
     const Value& proto = (*first.feeds)[f].second;
     const std::string& name = (*first.feeds)[f].first;
     const size_t rb = row_bytes(proto);
-    buffers.push_back(std::make_unique<unsigned char[]>(std::max<size_t>(1, rb * static_cast<size_t>(total))));
+    buffers.push_back(std::make_unique<unsigned char[]>(std::max<size_t>(1, rb * static_cast<size_t>(padded))));
     unsigned char* dst = buffers.back().get();
     for (const Request* r : batch) {
       const Value* v = nullptr;
@@ -206,8 +215,9 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
       if (bytes) std::memcpy(dst, v->data(), bytes);
       dst += bytes;
     }
+    for (int64_t p = total; p < padded && rb; ++p, dst += rb) std::memcpy(dst, buffers.back().get(), rb);
     std::vector<int64_t> dims = proto.shape();
-    dims[0] = total;
+    dims[0] = padded;
     Result<Value> joined = Value::borrow(
         {proto.element_type(), dims.data(), static_cast<int>(dims.size()), rb ? buffers.back().get() : nullptr});
     if (!joined.is_ok()) return finish(joined.status().with_context("batching input '" + name + "'"), 0);
@@ -222,11 +232,11 @@ void Batcher::run_batch(const std::vector<Request*>& batch) {
   for (size_t k = 0; k < values.size(); ++k) {
     const Value& v = values[k];
     const std::string name = k < first.output_names->size() ? (*first.output_names)[k] : std::to_string(k);
-    if (!v.is_tensor() || v.shape().empty() || v.shape()[0] != total || (v.data() == nullptr && v.nbytes() != 0))
+    if (!v.is_tensor() || v.shape().empty() || v.shape()[0] != padded || (v.data() == nullptr && v.nbytes() != 0))
       return finish(Status(StatusCode::kFailedPrecondition,
-                           "batched run of " + std::to_string(total) + " rows: output '" + name + "' has shape " +
+                           "batched run of " + std::to_string(padded) + " rows: output '" + name + "' has shape " +
                                (v.is_tensor() ? shape_text(v.shape()) : std::string("(not a tensor)")) +
-                               ", not a dense tensor with " + std::to_string(total) +
+                               ", not a dense tensor with " + std::to_string(padded) +
                                " rows; the model's outputs cannot be split by request"),
                     run);
     const size_t rb = row_bytes(v);

@@ -17,14 +17,21 @@
 // and ask for the same outputs; others wait for a batch of their own kind. A caller runs a request that is
 // not batchable on its own, outside the batcher.
 //
+// Padding (Options::pad_to_preferred, config.json's "pad_to_preferred_batch_size"): a formed batch of R rows
+// runs as P rows, P the smallest preferred size >= R (max_batch_size when none is), the P - R extra rows
+// copies of the batch's first row, whose outputs are dropped. The session then sees only the preferred
+// sizes and replays a frozen plan per size instead of planning for every R. Like batching itself, it is
+// right only for models whose rows are independent (row i of every output depends on row i of the inputs
+// alone), which dynamic batching already assumes, as Triton's does.
+//
 // Scheduling: one worker thread per batcher, which runs one batch at a time. It sleeps until a request
 // arrives, then waits (on a condition variable, no polling) until the oldest request's kind has enough rows
 // for the largest preferred size (max_batch_size when there are none) or the oldest request has waited
 // max_queue_delay, and runs the oldest request's kind, in arrival order, up to max_batch_size rows. A
 // request whose deadline passes before it is taken into a batch leaves the queue and is answered `expired`
 // without running; one taken into a batch is answered with the batch. A batch's error (or an output whose
-// leading dimension is not the batch's rows) goes to every request in it. A batch of one request runs on
-// that request's own feeds, without copies.
+// leading dimension is not the batch's rows) goes to every request in it. A batch of one request that needs no
+// padding runs on that request's own feeds, without copies.
 //
 // Thread-safe: every field shared with the worker is guarded by one mutex; a request's outcome is written
 // by the worker before it marks the request done under that mutex, and read by its caller after it sees
@@ -56,6 +63,7 @@ class Batcher {
     int64_t max_batch_size = 1;
     std::vector<int64_t> preferred_batch_sizes;  // ascending; a batch runs early once it reaches the largest
     std::chrono::microseconds max_queue_delay{0};
+    bool pad_to_preferred = false;  // run each batch at a preferred size (see above)
   };
 
   struct Outcome {
@@ -63,7 +71,8 @@ class Batcher {
     std::vector<Value> outputs;  // this request's rows of each requested output
     bool expired = false;        // its deadline passed before it was taken into a batch; it did not run
     bool reports_batch = false;  // the first request of its batch: counts the batch in the metrics
-    int64_t batch_rows = 0;      // rows of the batch it ran in
+    int64_t batch_rows = 0;      // rows of the batch it ran in (the requests' rows, padding not counted)
+    int64_t run_rows = 0;        // rows the session ran: batch_rows plus any padding
     double queue_delay = 0;      // seconds from submit to its batch's start
     double run = 0;              // seconds of the batch's run
   };
@@ -76,6 +85,9 @@ class Batcher {
   const Options& options() const { return options_; }
 
   bool batchable(const Session::Feeds& feeds) const;
+  // The rows a batch of `rows` rows runs as: `rows` without padding, else the smallest preferred size that
+  // holds them, or max_batch_size.
+  int64_t run_rows(int64_t rows) const;
   // Queues a batchable request and blocks until it is answered. `feeds` must stay alive until then.
   Outcome submit(const Session::Feeds& feeds, const std::vector<std::string>& output_names, Deadline deadline);
 

@@ -79,8 +79,13 @@ Result<ModelConfig> parse_model_config(const std::string& text, const std::strin
       std::sort(c.preferred_batch_sizes.begin(), c.preferred_batch_sizes.end());
       c.preferred_batch_sizes.erase(std::unique(c.preferred_batch_sizes.begin(), c.preferred_batch_sizes.end()),
                                     c.preferred_batch_sizes.end());
+    } else if (name == "pad_to_preferred_batch_size") {
+      if (!v.is_boolean()) return bad(file, field, std::string("must be true or false, not ") + kind_name(v));
+      c.pad_to_preferred = v.get<bool>();
     } else {
-      return bad(file, field, "is not a known field (known: preferred_batch_size, max_queue_delay_microseconds)");
+      return bad(file, field,
+                 "is not a known field (known: preferred_batch_size, max_queue_delay_microseconds, "
+                 "pad_to_preferred_batch_size)");
     }
   }
   return c;

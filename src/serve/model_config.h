@@ -2,7 +2,8 @@
 // as JSON, with only the fields sdx-serve uses):
 //
 //   {"max_batch_size": 16,
-//    "dynamic_batching": {"preferred_batch_size": [8, 16], "max_queue_delay_microseconds": 500}}
+//    "dynamic_batching": {"preferred_batch_size": [8, 16], "max_queue_delay_microseconds": 500,
+//                         "pad_to_preferred_batch_size": true}}
 //
 //   Result<serve::ModelConfig> c = serve::parse_model_config(text, "models/mlp/config.json");
 //   Status st = serve::check_batchable(session, c.value(), "models/mlp/config.json");
@@ -11,7 +12,10 @@
 // a leading batch dimension on every input and output (check_batchable refuses a model that has not).
 // dynamic_batching (needs max_batch_size > 0): batch concurrent requests (batcher.h). preferred_batch_size:
 // sizes in 1..max_batch_size; a batch is run early once it reaches the largest. max_queue_delay_microseconds
-// (0..10 s, default 0): how long the oldest request waits for others. Without the file, or without
+// (0..10 s, default 0): how long the oldest request waits for others. pad_to_preferred_batch_size (boolean,
+// default false): run each batch padded up to the smallest preferred size that holds it (max_batch_size
+// when none does), so the session sees a few batch sizes and replays a frozen plan for each (batcher.h;
+// right only for models whose rows are independent, as batching itself). Without the file, or without
 // dynamic_batching, requests run one by one. Unknown fields and wrong types are errors naming the file and
 // the field.
 #pragma once
@@ -30,6 +34,7 @@ struct ModelConfig {
   bool dynamic_batching = false;
   std::vector<int64_t> preferred_batch_sizes;  // ascending, no repeats
   int64_t max_queue_delay_us = 0;
+  bool pad_to_preferred = false;
 };
 
 // Parses config.json text; `file` names it in errors (InvalidArgument).

@@ -100,7 +100,7 @@ Result<ModelRepository::Built> ModelRepository::build(const std::string& name) c
             return shared->run(feeds, names);
           },
           Batcher::Options{config.max_batch_size, config.preferred_batch_sizes,
-                           std::chrono::microseconds(config.max_queue_delay_us)});
+                           std::chrono::microseconds(config.max_queue_delay_us), config.pad_to_preferred});
   }
   if (!failure.is_ok()) return failure;
   Built built;

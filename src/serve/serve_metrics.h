@@ -128,7 +128,8 @@ class ServeMetrics {
 
  private:
   MetricsRegistry registry_;
-  MetricFamily *requests_, *duration_, *overhead_, *server_time_, *server_overhead_, *server_send_, *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
+  MetricFamily *requests_, *duration_, *overhead_, *server_time_, *server_overhead_, *server_send_;
+  MetricFamily *queue_depth_, *inflight_, *rejected_, *batch_size_, *batch_delay_;
   Metric* models_loaded_;
   RemoteMetrics remote_;
   CacheMetrics cache_;

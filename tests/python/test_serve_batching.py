@@ -1,7 +1,8 @@
 """`sdx serve` dynamic batching (src/serve/batcher.h) against tritonclient.grpc: a model folder with a
 config.json batches concurrent single-row requests into one run, each caller gets exactly the rows an
 unbatched in-process sdx.InferenceSession gives it (bitwise), the batch-size histogram shows batches of more
-than one row, and a bad config.json fails its model's load with the reason in the repository index."""
+than one row, batches padded up to a preferred size (pad_to_preferred_batch_size) give each caller its own
+rows bitwise too, and a bad config.json fails its model's load with the reason in the repository index."""
 import json
 import threading
 import time
@@ -38,6 +39,11 @@ def batching_server(tmp_path_factory):
     # A long delay and one preferred size of all the clients: the batch runs when the 16 are there.
     write_config(root, "mlp", {"max_batch_size": CLIENTS, "dynamic_batching": {
         "preferred_batch_size": [CLIENTS], "max_queue_delay_microseconds": 2_000_000}})
+    # Padded: a batch of 5 rows (flushed by the delay, below the largest preferred size) runs as 8.
+    write_model(root, "mlp_pad", 1, mlp_model())
+    write_config(root, "mlp_pad", {"max_batch_size": CLIENTS, "dynamic_batching": {
+        "preferred_batch_size": [8, CLIENTS], "max_queue_delay_microseconds": 300_000,
+        "pad_to_preferred_batch_size": True}})
     write_model(root, "fixed", 1, fixed_batch_model())
     write_config(root, "fixed", {"max_batch_size": 8})
     write_model(root, "badjson", 1, mlp_model())
@@ -92,6 +98,40 @@ def test_concurrent_single_rows_are_batched_and_each_gets_its_rows(batching_serv
     assert rows == CLIENTS
     assert batches < CLIENTS and batches - singles >= 1, text  # at least one batch of more than one row
     assert sample(text, "sdx_batch_queue_delay_seconds_count", model="mlp") == CLIENTS
+
+
+def test_padded_batches_give_each_caller_its_rows_bitwise(batching_server):
+    root, port, metrics_port, _ = batching_server
+    local = sdx.InferenceSession(str(root / "mlp_pad" / "1" / "model.onnx"))
+    rng = np.random.default_rng(11)
+    n = 5  # below the preferred 8: the delay flushes them and the batch is padded with 3 rows
+    xs = [rng.standard_normal((1 + i % 2, 4)).astype(np.float32) for i in range(n)]  # 1 and 2 rows: 7 in all
+    clients = [grpcclient.InferenceServerClient(f"127.0.0.1:{port}") for _ in range(n)]
+    results, errors = [None] * n, []
+    start = threading.Barrier(n)
+
+    def call(i):
+        try:
+            start.wait()
+            r = clients[i].infer("mlp_pad", [infer_input("x", xs[i])])
+            results[i] = (r.as_numpy("probs"), r.as_numpy("logits"))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    for i, x in enumerate(xs):
+        probs, logits = local.run(["probs", "logits"], {"x": x})  # unbatched, in process
+        assert results[i][0].shape == (x.shape[0], 2)
+        assert results[i][0].tobytes() == probs.tobytes()
+        assert results[i][1].tobytes() == logits.tobytes()
+    text = scrape(metrics_port)
+    assert sample(text, "sdx_batch_size_sum", model="mlp_pad") == 7  # the callers' rows; padding not counted
+    assert sample(text, "sdx_batch_size_count", model="mlp_pad") < n, text  # some were batched together
 
 
 def test_requests_that_cannot_batch_run_alone(batching_server):

@@ -179,5 +179,83 @@ TEST(BatcherTest, ARequestPastItsDeadlineIsNotRun) {
   EXPECT_TRUE(out[0].expired);
 }
 
+TEST(BatcherTest, RunRowsPadsToTheSmallestPreferredSizeThatHolds) {
+  Recorder rec;
+  Batcher padded(rec.runner(), {16, {2, 4, 8}, 0us, true});
+  EXPECT_EQ(padded.run_rows(1), 2);
+  EXPECT_EQ(padded.run_rows(2), 2);
+  EXPECT_EQ(padded.run_rows(3), 4);
+  EXPECT_EQ(padded.run_rows(8), 8);
+  EXPECT_EQ(padded.run_rows(9), 16);  // above every preferred size: max_batch_size
+  Batcher plain(rec.runner(), {16, {2, 4, 8}, 0us, false});
+  EXPECT_EQ(plain.run_rows(3), 3);
+  Batcher no_preferred(rec.runner(), {16, {}, 0us, true});
+  EXPECT_EQ(no_preferred.run_rows(3), 16);
+}
+
+TEST(BatcherTest, PaddedBatchRunsAtAPreferredSizeAndEachGetsOnlyItsRows) {
+  std::mutex mutex;
+  std::vector<std::vector<float>> inputs;  // what the model saw, run by run
+  Batcher b(
+      [&](const Session::Feeds& feeds, const std::vector<std::string>&) -> Result<std::vector<Value>> {
+        const Value& x = feeds[0].second;
+        std::vector<float> y = floats(x);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          inputs.push_back(y);
+        }
+        for (size_t i = 0; i < y.size(); ++i) y[i] = y[i] * 2 + static_cast<float>(i / 2);  // row-dependent
+        return std::vector<Value>{
+            Value::copy_of({ElementType::kFloat32, x.shape().data(), static_cast<int>(x.shape().size()), y.data()})
+                .value()};
+      },
+      {8, {4, 8}, 300ms, true});
+  std::vector<Session::Feeds> feeds;
+  for (int i = 0; i < 3; ++i) feeds.push_back({{"x", matrix(1, 2, 10.0f * (i + 1))}});
+  std::vector<Batcher::Outcome> out = submit_all(&b, feeds);  // 3 rows: the delay flushes them, padded to 4
+  ASSERT_EQ(inputs.size(), 1u);
+  ASSERT_EQ(inputs[0].size(), 8u);  // 4 rows of 2
+  // The padding row is a copy of the batch's first row.
+  EXPECT_EQ(inputs[0][6], inputs[0][0]);
+  EXPECT_EQ(inputs[0][7], inputs[0][1]);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(out[i].status.is_ok()) << out[i].status.message();
+    EXPECT_EQ(out[i].batch_rows, 3);
+    EXPECT_EQ(out[i].run_rows, 4);
+    ASSERT_EQ(out[i].outputs[0].shape(), (std::vector<int64_t>{1, 2}));
+    // Its own row of the batch: find where it sat, and check it got that row's outputs.
+    const float first = 10.0f * (i + 1);
+    int row = -1;
+    for (int r = 0; r < 3; ++r)
+      if (inputs[0][2 * r] == first) row = r;
+    ASSERT_GE(row, 0);
+    EXPECT_EQ(floats(out[i].outputs[0]), (std::vector<float>{first * 2 + row, (first + 1) * 2 + row}));
+  }
+}
+
+TEST(BatcherTest, ALoneRequestIsPaddedTooAndBigOnesGoToMaxBatchSize) {
+  Recorder rec;
+  Batcher b(rec.runner(), {8, {4}, 20ms, true});
+  std::vector<Batcher::Outcome> out = submit_all(&b, {{{"x", matrix(1, 3, 5)}}});
+  ASSERT_TRUE(out[0].status.is_ok()) << out[0].status.message();
+  EXPECT_EQ(floats(out[0].outputs[0]), (std::vector<float>{10, 12, 14}));
+  out = submit_all(&b, {{{"x", matrix(5, 1, 0)}}});  // 5 rows: above the preferred 4, so 8
+  ASSERT_TRUE(out[0].status.is_ok()) << out[0].status.message();
+  EXPECT_EQ(floats(out[0].outputs[0]), (std::vector<float>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(rec.runs, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(BatcherTest, PaddedOutputWithoutThePaddedRowsIsAnError) {
+  Batcher b(
+      [](const Session::Feeds& feeds, const std::vector<std::string>&) -> Result<std::vector<Value>> {
+        return std::vector<Value>{matrix(feeds[0].second.shape()[0] - 1, 1, 0)};  // one row short
+      },
+      {8, {4}, 10ms, true});
+  std::vector<Batcher::Outcome> out = submit_all(&b, {{{"x", matrix(3, 2, 0)}}});
+  EXPECT_FALSE(out[0].status.is_ok());
+  EXPECT_NE(out[0].status.message().find("batched run of 4 rows: output 'y' has shape [3, 1]"), std::string::npos)
+      << out[0].status.message();
+}
+
 }  // namespace
 }  // namespace sdx::serve

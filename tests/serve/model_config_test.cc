@@ -15,6 +15,13 @@ TEST(ModelConfigTest, ParsesAndValidates) {
   EXPECT_TRUE(c.value().dynamic_batching);
   EXPECT_EQ(c.value().preferred_batch_sizes, (std::vector<int64_t>{4, 16}));
   EXPECT_EQ(c.value().max_queue_delay_us, 500);
+  EXPECT_FALSE(c.value().pad_to_preferred);
+  Result<ModelConfig> padded = parse_model_config(
+      R"({"max_batch_size": 8,
+          "dynamic_batching": {"preferred_batch_size": [4, 8], "pad_to_preferred_batch_size": true}})",
+      "m/config.json");
+  ASSERT_TRUE(padded.is_ok()) << padded.status().message();
+  EXPECT_TRUE(padded.value().pad_to_preferred);
   EXPECT_FALSE(parse_model_config(R"({"max_batch_size": 4})", "f").value().dynamic_batching);
   EXPECT_EQ(parse_model_config("{}", "f").value().max_batch_size, 0);
 
@@ -32,6 +39,8 @@ TEST(ModelConfigTest, ParsesAndValidates) {
   EXPECT_NE(error(R"({"max_batch_size": 4, "dynamic_batching": {"delay": 1}})")
                 .find("field 'dynamic_batching.delay' is not a known field"),
             std::string::npos);
+  EXPECT_EQ(error(R"({"max_batch_size": 4, "dynamic_batching": {"pad_to_preferred_batch_size": 1}})"),
+            "m/config.json: field 'dynamic_batching.pad_to_preferred_batch_size' must be true or false, not a number");
   EXPECT_NE(error("{\"max_batch_size\": 4").find("m/config.json: is not valid JSON"), std::string::npos);
   EXPECT_NE(error("[1]").find("must hold an object"), std::string::npos);
 }
