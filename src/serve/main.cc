@@ -38,6 +38,7 @@
 #include "serve/model_repository.h"
 #include "serve/remote_service.h"
 #include "serve/request_timing.h"
+#include "serve/server_threads.h"
 #include "serve/serve_metrics.h"
 #include "serve/server_options.h"
 
@@ -119,6 +120,7 @@ std::unique_ptr<grpc::Server> start_server(const sdx::serve::ServerOptions& opts
   builder.SetMaxSendMessageSize(static_cast<int>(opts.max_message_bytes));
   builder.RegisterService(service);
   builder.RegisterService(remote);
+  sdx::serve::keep_handler_threads(&builder, opts.max_queue);  // no thread churn (server_threads.h)
   if (sdx::serve::request_timing_enabled()) {  // sdx_server_request_seconds (request_timing.h)
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
     creators.push_back(sdx::serve::make_request_timing_factory());
