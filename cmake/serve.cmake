@@ -67,6 +67,11 @@ if(SDX_BUILD_PYTHON)
     COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:sdx-serve> ${SDX_PY_STAGE}/bin)
 endif()
 
+# bench/serve_load.cc: a C++ closed-loop load generator for bench/serve_bench.py --load cpp (not built by
+# default: ninja sdx_serve_load).
+add_executable(sdx_serve_load EXCLUDE_FROM_ALL ${CMAKE_SOURCE_DIR}/bench/serve_load.cc)
+target_link_libraries(sdx_serve_load PRIVATE sdx_serve_core)
+
 # The Python stubs of the sdx.v1 service for the client, sdx.remote (python/sdx/remote.py), generated at build
 # time with grpcio-tools into the package: sdx/_proto/remote_pb2.py and remote_pb2_grpc.py. The proto is
 # compiled as sdx/_proto/remote.proto (a copy in the build folder) so that the generated import reads
