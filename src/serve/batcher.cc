@@ -88,11 +88,16 @@ Batcher::Outcome Batcher::submit(const Session::Feeds& feeds, const std::vector<
     return std::move(r.outcome);
   }
   pending_.push_back(&r);
-  work_cv_.notify_one();
+  pending_rows_ += r.rows;
+  // Wake the worker only when it has something to decide: a first request starts its delay, and enough
+  // rows may fill a batch. Every other arrival would wake it to find the batch still short (a context
+  // switch per request); it also looks again when its delay runs out or when a batch ends.
+  if (pending_.size() == 1 || pending_rows_ >= flush_rows_) work_cv_.notify_one();
   if (!far(deadline)) {
     r.done_cv.wait_until(lock, deadline, [&] { return r.taken; });
     if (!r.taken) {  // the deadline passed while it waited for a batch: leave the queue without running
       pending_.erase(std::find(pending_.begin(), pending_.end(), &r));
+      pending_rows_ -= r.rows;
       work_cv_.notify_one();  // the oldest request may have changed
       r.outcome.expired = true;
       r.outcome.queue_delay = std::chrono::duration<double>(Clock::now() - r.enqueued).count();
@@ -139,12 +144,14 @@ void Batcher::work() {
         r->outcome.expired = true;
         r->outcome.queue_delay = std::chrono::duration<double>(Clock::now() - r->enqueued).count();
         r->done_cv.notify_one();  // under the lock: the caller cannot return (and free r) before we let go
+        pending_rows_ -= r->rows;
         it = pending_.erase(it);
       } else if (r->key == key && rows + r->rows <= options_.max_batch_size) {
         r->taken = true;
         r->done_cv.notify_one();  // stop its deadline wait: it is answered with the batch now
         rows += r->rows;
         batch.push_back(r);
+        pending_rows_ -= r->rows;
         it = pending_.erase(it);
       } else {
         ++it;

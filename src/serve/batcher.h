@@ -25,7 +25,7 @@
 // alone), which dynamic batching already assumes, as Triton's does.
 //
 // Scheduling: one worker thread per batcher, which runs one batch at a time. It sleeps until a request
-// arrives, then waits (on a condition variable, no polling) until the oldest request's kind has enough rows
+// arrives (an arrival wakes it only when it is the first or the rows waiting may fill a batch), then waits (on a condition variable, no polling) until the oldest request's kind has enough rows
 // for the largest preferred size (max_batch_size when there are none) or the oldest request has waited
 // max_queue_delay, and runs the oldest request's kind, in arrival order, up to max_batch_size rows. A
 // request whose deadline passes before it is taken into a batch leaves the queue and is answered `expired`
@@ -114,9 +114,10 @@ class Batcher {
   const Runner run_;
   const Options options_;
   const int64_t flush_rows_;  // the largest preferred size, or max_batch_size
-  std::mutex mutex_;          // guards pending_, stop_, and each request's taken/done
+  std::mutex mutex_;          // guards pending_, pending_rows_, stop_, and each request's taken/done
   std::condition_variable work_cv_;
   std::deque<Request*> pending_;  // arrival order; the requests live on their callers' stacks
+  int64_t pending_rows_ = 0;      // rows of pending_, every kind
   bool stop_ = false;
   std::thread worker_;
 };
