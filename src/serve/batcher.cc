@@ -94,7 +94,7 @@ Batcher::Outcome Batcher::submit(const Session::Feeds& feeds, const std::vector<
   // switch per request); it also looks again when its delay runs out or when a batch ends.
   if (pending_.size() == 1 || pending_rows_ >= flush_rows_) work_cv_.notify_one();
   if (!far(deadline)) {
-    r.done_cv.wait_until(lock, deadline, [&] { return r.taken; });
+    r.taken_cv.wait_until(lock, deadline, [&] { return r.taken; });
     if (!r.taken) {  // the deadline passed while it waited for a batch: leave the queue without running
       pending_.erase(std::find(pending_.begin(), pending_.end(), &r));
       pending_rows_ -= r.rows;
@@ -104,7 +104,10 @@ Batcher::Outcome Batcher::submit(const Session::Feeds& feeds, const std::vector<
       return std::move(r.outcome);
     }
   }
-  r.done_cv.wait(lock, [&] { return r.done; });
+  lock.unlock();
+  const std::shared_ptr<Signal> signal = r.signal;
+  std::unique_lock<std::mutex> wait(signal->mutex);
+  signal->cv.wait(wait, [&] { return signal->done; });
   return std::move(r.outcome);
 }
 
@@ -140,15 +143,17 @@ void Batcher::work() {
     for (auto it = pending_.begin(); it != pending_.end();) {
       Request* r = *it;
       if (r->key == key && r->deadline < now) {
-        r->taken = r->done = true;
+        const std::shared_ptr<Signal> signal = r->signal;  // r may be gone once it is complete
+        r->taken = true;
         r->outcome.expired = true;
         r->outcome.queue_delay = std::chrono::duration<double>(Clock::now() - r->enqueued).count();
-        r->done_cv.notify_one();  // under the lock: the caller cannot return (and free r) before we let go
+        r->taken_cv.notify_one();  // under mutex_: its caller cannot leave the deadline wait before we let go
         pending_rows_ -= r->rows;
         it = pending_.erase(it);
+        complete(signal);
       } else if (r->key == key && rows + r->rows <= options_.max_batch_size) {
         r->taken = true;
-        r->done_cv.notify_one();  // stop its deadline wait: it is answered with the batch now
+        r->taken_cv.notify_one();  // stop its deadline wait: it is answered with the batch now
         rows += r->rows;
         batch.push_back(r);
         pending_rows_ -= r->rows;
@@ -167,12 +172,22 @@ void Batcher::work() {
         r->outcome.status = Status(StatusCode::kInternal, std::string("batched run: ") + e.what());
       }
     }
+    // Outside mutex_: each caller wakes on its own Signal. Copies of the Signals first: a request is freed
+    // by its caller as soon as its Signal is done.
+    std::vector<std::shared_ptr<Signal>> signals;
+    signals.reserve(batch.size());
+    for (Request* r : batch) signals.push_back(r->signal);
+    for (const std::shared_ptr<Signal>& signal : signals) complete(signal);
     lock.lock();
-    for (Request* r : batch) {
-      r->done = true;
-      r->done_cv.notify_one();
-    }
   }
+}
+
+void Batcher::complete(const std::shared_ptr<Signal>& signal) {
+  {
+    std::lock_guard<std::mutex> lock(signal->mutex);
+    signal->done = true;
+  }
+  signal->cv.notify_one();  // the caller holds its own reference: the Signal outlives this call
 }
 
 void Batcher::run_batch(const std::vector<Request*>& batch) {

@@ -33,9 +33,11 @@
 // leading dimension is not the batch's rows) goes to every request in it. A batch of one request that needs no
 // padding runs on that request's own feeds, without copies.
 //
-// Thread-safe: every field shared with the worker is guarded by one mutex; a request's outcome is written
-// by the worker before it marks the request done under that mutex, and read by its caller after it sees
-// done under it.
+// Thread-safe: the queue and each request's `taken` are guarded by one mutex. A request's outcome is written
+// by the worker before it marks the request's own Signal done under the Signal's mutex, and read by its
+// caller after it sees done under it. Each caller waits on its own Signal, so a batch's end wakes its
+// callers without them queueing on the batcher's mutex; the worker holds a reference to each Signal
+// while it notifies, so a caller that returns (and frees its request) at once frees nothing in use.
 #pragma once
 
 #include <chrono>
@@ -43,6 +45,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -93,6 +96,12 @@ class Batcher {
 
  private:
   using Clock = std::chrono::steady_clock;
+  struct Signal {  // a request's completion
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;  // guarded by mutex
+  };
+  static void complete(const std::shared_ptr<Signal>& signal);
   struct Request {
     const Session::Feeds* feeds;
     const std::vector<std::string>* output_names;
@@ -101,8 +110,9 @@ class Batcher {
     int64_t rows = 0;
     Deadline deadline;
     Clock::time_point enqueued;
-    bool taken = false, done = false;  // guarded by mutex_
-    std::condition_variable done_cv;
+    bool taken = false;                // guarded by mutex_
+    std::condition_variable taken_cv;  // with mutex_: a caller with a deadline waits for `taken`
+    std::shared_ptr<Signal> signal = std::make_shared<Signal>();
     Outcome outcome;
   };
 
@@ -114,7 +124,7 @@ class Batcher {
   const Runner run_;
   const Options options_;
   const int64_t flush_rows_;  // the largest preferred size, or max_batch_size
-  std::mutex mutex_;          // guards pending_, pending_rows_, stop_, and each request's taken/done
+  std::mutex mutex_;          // guards pending_, pending_rows_, stop_, and each request's taken
   std::condition_variable work_cv_;
   std::deque<Request*> pending_;  // arrival order; the requests live on their callers' stacks
   int64_t pending_rows_ = 0;      // rows of pending_, every kind
