@@ -179,6 +179,54 @@ TEST(BatcherTest, ARequestPastItsDeadlineIsNotRun) {
   EXPECT_TRUE(out[0].expired);
 }
 
+// Many callers at once, some with deadlines that pass while they wait, some already past, some with none:
+// each is answered once, either expired or with its own rows, and nothing hangs (callers free their
+// requests as soon as they are answered, while the worker may still be completing others).
+TEST(BatcherTest, ManyCallersWithMixedDeadlinesAreEachAnsweredOnce) {
+  std::atomic<int> runs{0};
+  Batcher b(
+      [&](const Session::Feeds& feeds, const std::vector<std::string>&) -> Result<std::vector<Value>> {
+        runs.fetch_add(1, std::memory_order_relaxed);
+        std::this_thread::sleep_for(200us);
+        const Value& x = feeds[0].second;
+        std::vector<float> y = floats(x);
+        for (float& f : y) f *= 2;
+        return std::vector<Value>{
+            Value::copy_of({ElementType::kFloat32, x.shape().data(), static_cast<int>(x.shape().size()), y.data()})
+                .value()};
+      },
+      {8, {4, 8}, 300us, true});
+  constexpr int kThreads = 24, kEach = 40;
+  std::atomic<int> answered{0}, expired{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const std::vector<std::string> names = {"y"};
+      for (int i = 0; i < kEach; ++i) {
+        const float base = static_cast<float>(t * 1000 + i);
+        Session::Feeds feeds = {{"x", matrix(1, 2, base)}};
+        const int kind = (t + i) % 3;
+        const Batcher::Deadline deadline = kind == 0   ? kNone
+                                           : kind == 1 ? std::chrono::system_clock::now() + 150us
+                                                       : std::chrono::system_clock::now() - 1ms;
+        Batcher::Outcome o = b.submit(feeds, names, deadline);
+        answered.fetch_add(1, std::memory_order_relaxed);
+        if (o.expired) {
+          expired.fetch_add(1, std::memory_order_relaxed);
+          if (kind == 0 || !o.outputs.empty()) wrong.fetch_add(1, std::memory_order_relaxed);
+        } else if (!o.status.is_ok() || o.outputs.size() != 1 ||
+                   floats(o.outputs[0]) != std::vector<float>{2 * base, 2 * base + 2}) {
+          wrong.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered.load(), kThreads * kEach);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(expired.load(), kThreads * kEach / 3);  // at least the ones already past their deadline
+  EXPECT_GT(runs.load(), 0);
+}
+
 TEST(BatcherTest, RunRowsPadsToTheSmallestPreferredSizeThatHolds) {
   Recorder rec;
   Batcher padded(rec.runner(), {16, {2, 4, 8}, 0us, true});
