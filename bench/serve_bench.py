@@ -24,9 +24,9 @@ on a 2-core machine the clients are then the bottleneck.
 --batching compares dynamic batching (src/serve/batcher.h) with none, issue 19's acceptance (at least 2x
 throughput with batching for 16 concurrent single-row clients on an MLP): the same MLP, with a dynamic batch
 dimension, is served twice, as `mlp_nobatch` (no config) and `mlp_batch` (a config.json with max_batch_size
-= the clients, preferred sizes --preferred, padded to them unless --no-pad, and --batch-delay-us), in
---rounds paired rounds (the order alternates), at --clients (default 16 here). --mlp-width and
---mlp-layers set the MLP (layers of Gemm+Relu, then a Gemm+Sigmoid head).
+= the clients, preferred sizes --preferred (default: the clients), padded to them unless --no-pad, and
+--batch-delay-us, default 5 ms), in --rounds paired rounds (the order alternates), at --clients (default 16
+here). --mlp-width and --mlp-layers set the MLP (layers of Gemm+Relu, then a Gemm+Sigmoid head).
 
     PYTHONPATH=build/dev/python python3 bench/serve_bench.py --batching --mlp-width 1024 --rounds 5
 
@@ -323,9 +323,10 @@ def main() -> int:
     ap.add_argument("--model-concurrency", type=int, default=0, help="sdx-serve --model-concurrency (0: default)")
     ap.add_argument("--batching", action="store_true",
                     help="compare dynamic batching with none on the MLP (mlp_batch vs mlp_nobatch)")
-    ap.add_argument("--batch-delay-us", type=int, default=1000, help="max_queue_delay_microseconds (--batching)")
+    ap.add_argument("--batch-delay-us", type=int, default=5000, help="max_queue_delay_microseconds (--batching)")
     ap.add_argument("--preferred", default=None,
-                    help="preferred batch sizes (--batching; default powers of two up to the clients)")
+                    help="preferred batch sizes, comma-separated (--batching; default: the clients, so every batch "
+                         "is padded to one size)")
     ap.add_argument("--no-pad", action="store_true", help="--batching without pad_to_preferred_batch_size")
     ap.add_argument("--rounds", type=int, default=3, help="paired rounds of --batching")
     ap.add_argument("--mlp-width", type=int, default=1024, help="width of the MLP of --batching")
@@ -342,8 +343,7 @@ def main() -> int:
     levels = [int(c) for c in (args.clients or ("16" if args.batching else "1,4,16,64")).split(",")]
     models = ["mlp_nobatch", "mlp_batch"] if args.batching else args.models.split(",")
     max_batch = max(levels)
-    preferred = ([int(p) for p in args.preferred.split(",")] if args.preferred else
-                 [1 << i for i in range(max_batch.bit_length()) if 1 << i <= max_batch])
+    preferred = [int(p) for p in args.preferred.split(",")] if args.preferred else [max_batch]
     with tempfile.TemporaryDirectory() as repo:
         for name in models:
             os.makedirs(os.path.join(repo, name, "1"))
@@ -357,10 +357,10 @@ def main() -> int:
                                   env)
         rows = []
         try:
+            batching = (f", MLP {args.mlp_layers} x {args.mlp_width}, preferred {preferred}, pad {not args.no_pad}, "
+                        f"delay {args.batch_delay_us} us") if args.batching else ""
             print(f"sdx-serve {exe} on 127.0.0.1:{port}, {os.cpu_count()} CPUs, {args.seconds:g} s per level, "
-                  f"load {args.load}, SDX_INTRA_OP_THREADS {args.intra_op_threads or 'unset'}" + (f", MLP {args.mlp_layers} x {args.mlp_width}, preferred {preferred}, "
-                                         f"pad {not args.no_pad}, delay {args.batch_delay_us} us"
-                                         if args.batching else ""))
+                  f"load {args.load}, SDX_INTRA_OP_THREADS {args.intra_op_threads or 'unset'}{batching}")
             print_header()
             rounds = args.rounds if args.batching else 1
             for rnd in range(rounds):

@@ -83,6 +83,22 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// `text` as the inside of a JSON string.
+std::string json_escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -191,6 +207,6 @@ int main(int argc, char** argv) {
       args.clients, args.seconds, latency.size(), static_cast<long long>(errors),
       static_cast<double>(latency.size()) / args.seconds, quantile(0.5) * 1e6, quantile(0.99) * 1e6,
       cpu_to - cpu_from, latency.empty() ? 0.0 : (cpu_to - cpu_from) / static_cast<double>(latency.size()) * 1e6,
-      first_error.substr(0, 200).c_str());
+      json_escaped(first_error.substr(0, 200)).c_str());
   return latency.empty() ? 1 : 0;
 }
