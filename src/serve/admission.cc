@@ -43,15 +43,17 @@ bool AdmissionGate::Ticket::wait_for_slot(Deadline deadline) {
   return has_slot_;
 }
 
-AdmissionGate* AdmissionGates::get(const std::string& key) {
+AdmissionGate* AdmissionGates::get(const std::string& key, int concurrency) {
+  const int want = concurrency > 0 ? concurrency : concurrency_;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = gates_.find(key);
-    if (it != gates_.end()) return it->second.get();
+    if (it != gates_.end() && it->second->concurrency() == want) return it->second.get();
   }
   std::unique_lock<std::shared_mutex> lock(mutex_);
   auto& g = gates_[key];
-  if (!g) g = std::make_unique<AdmissionGate>(max_queue_, concurrency_);
+  if (g && g->concurrency() != want) retired_.push_back(std::move(g));  // tickets may still point into it
+  if (!g) g = std::make_unique<AdmissionGate>(max_queue_, want);
   return g.get();
 }
 

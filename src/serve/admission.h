@@ -32,6 +32,7 @@
 #include <semaphore>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 namespace grpc {
 class ServerContext;
@@ -84,12 +85,16 @@ class AdmissionGate {
 class AdmissionGates {
  public:
   AdmissionGates(int max_queue, int concurrency) : max_queue_(max_queue), concurrency_(concurrency) {}
-  AdmissionGate* get(const std::string& key);
+  // The key's gate with `concurrency` run slots (0: the default given above; a model's config.json
+  // instance_group count otherwise). A key whose model came back with another count (a reload) gets a new
+  // gate; the old one is kept, for the tickets that still point into it.
+  AdmissionGate* get(const std::string& key, int concurrency = 0);
 
  private:
   const int max_queue_, concurrency_;
-  std::shared_mutex mutex_;  // guards gates_ (lookups shared, creation exclusive)
+  std::shared_mutex mutex_;  // guards gates_ and retired_ (lookups shared, creation exclusive)
   std::map<std::string, std::unique_ptr<AdmissionGate>> gates_;
+  std::vector<std::unique_ptr<AdmissionGate>> retired_;
 };
 
 // A gauge raised for a scope (exceptions included).

@@ -41,7 +41,11 @@ void describe(const ValueInfo& info, inference::ModelMetadataResponse::TensorMet
 
 InferenceService::InferenceService(ModelRepository* repository, std::string server_version, ServeMetrics* metrics,
                                    AdmissionOptions admission)
-    : repository_(repository), metrics_(metrics), admission_(admission), server_version_(std::move(server_version)) {}
+    : repository_(repository),
+      metrics_(metrics),
+      admission_(admission),
+      gates_(admission.max_queue, admission.model_concurrency),
+      server_version_(std::move(server_version)) {}
 
 void InferenceService::log_request(const inference::ModelInferRequest& request, const grpc::Status& status,
                                    double total, const Timings& t) {
@@ -96,18 +100,6 @@ grpc::Status InferenceService::ModelMetadata(grpc::ServerContext*, const inferen
   });
 }
 
-AdmissionGate* InferenceService::gate(const std::string& model) {
-  {
-    std::shared_lock<std::shared_mutex> lock(gates_mutex_);
-    auto it = gates_.find(model);
-    if (it != gates_.end()) return it->second.get();
-  }
-  std::unique_lock<std::shared_mutex> lock(gates_mutex_);
-  auto& g = gates_[model];
-  if (!g) g = std::make_unique<AdmissionGate>(admission_.max_queue, admission_.model_concurrency);
-  return g.get();
-}
-
 void InferenceService::refresh_metrics() {
   std::set<std::string> loaded;
   for (const ModelRepository::IndexRow& row : repository_->index(true)) loaded.insert(row.name);
@@ -148,7 +140,7 @@ grpc::Status InferenceService::infer(grpc::ServerContext* context, const inferen
   if (st.is_ok()) st = requested_outputs(request, model.session->outputs(), &names);
   if (!st.is_ok()) return to_grpc(st.with_context(context_text));
 
-  AdmissionGate* g = gate(model.name);
+  AdmissionGate* g = gates_.get(model.name, static_cast<int>(model.instance_count));
   AdmissionGate::Ticket ticket = g->enter();
   if (!ticket.admitted()) return refuse_queue_full(context, *g, metrics, context_text);
   if (model.batcher && model.batcher->batchable(feeds))

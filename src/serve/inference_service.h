@@ -77,7 +77,6 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
     double queue_wait = 0, run = 0;  // seconds
     bool ran = false;                // the session ran (timings complete)
   };
-  AdmissionGate* gate(const std::string& model);
   grpc::Status infer(grpc::ServerContext* context, const inference::ModelInferRequest& request,
                      inference::ModelInferResponse* response, const ModelRepository::Entry& model,
                      ModelMetrics* metrics, Timings* t);
@@ -93,8 +92,7 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
   ModelRepository* repository_;
   ServeMetrics* metrics_;
   AdmissionOptions admission_;
-  std::shared_mutex gates_mutex_;  // guards gates_ (lookups shared, creation exclusive); gates are kept
-  std::map<std::string, std::unique_ptr<AdmissionGate>> gates_;
+  AdmissionGates gates_;  // by model name, with its instance count (model_config.h)
   std::string server_version_;
   std::atomic<bool> ready_{true};  // relaxed: a hint for health checks, publishing nothing else
 };

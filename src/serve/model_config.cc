@@ -38,6 +38,29 @@ Status integer_in(const std::string& file, const std::string& field, const Json&
 }
 
 constexpr int64_t kMaxBatch = int64_t{1} << 20;
+constexpr int64_t kMaxInstances = 1024;
+
+// Triton's instance_group: one group [{"count": N, "kind": "KIND_CPU"}]; N runs of the model at once.
+Status parse_instance_group(const std::string& file, const Json& v, int64_t* count) {
+  if (!v.is_array()) return bad(file, "instance_group", std::string("must be an array, not ") + kind_name(v));
+  if (v.size() != 1)
+    return bad(file, "instance_group", "must hold exactly one group (sdx serve runs every instance on the CPU), not " +
+                                           std::to_string(v.size()));
+  const Json& g = v[0];
+  if (!g.is_object()) return bad(file, "instance_group[0]", std::string("must be an object, not ") + kind_name(g));
+  for (const auto& [name, x] : g.items()) {
+    const std::string field = "instance_group[0]." + name;
+    if (name == "count") {
+      if (Status st = integer_in(file, field, x, 1, kMaxInstances, count); !st.is_ok()) return st;
+    } else if (name == "kind") {
+      if (!x.is_string() || (x.get<std::string>() != "KIND_CPU" && x.get<std::string>() != "KIND_AUTO"))
+        return bad(file, field, "must be \"KIND_CPU\" or \"KIND_AUTO\" (sdx serve runs models on the CPU), not " + x.dump());
+    } else {
+      return bad(file, field, "is not a known field (known: count, kind)");
+    }
+  }
+  return Status::ok();
+}
 constexpr int64_t kMaxDelayUs = 10'000'000;
 
 }  // namespace
@@ -56,8 +79,10 @@ Result<ModelConfig> parse_model_config(const std::string& text, const std::strin
     } else if (name == "dynamic_batching") {
       if (!v.is_object()) return bad(file, name, std::string("must be an object, not ") + kind_name(v));
       batching = &v;
+    } else if (name == "instance_group") {
+      if (Status st = parse_instance_group(file, v, &c.instance_count); !st.is_ok()) return st;
     } else {
-      return bad(file, name, "is not a known field (known: max_batch_size, dynamic_batching)");
+      return bad(file, name, "is not a known field (known: max_batch_size, dynamic_batching, instance_group)");
     }
   }
   if (!batching) return c;

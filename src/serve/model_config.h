@@ -3,7 +3,8 @@
 //
 //   {"max_batch_size": 16,
 //    "dynamic_batching": {"preferred_batch_size": [8, 16], "max_queue_delay_microseconds": 500,
-//                         "pad_to_preferred_batch_size": true}}
+//                         "pad_to_preferred_batch_size": true},
+//    "instance_group": [{"count": 2, "kind": "KIND_CPU"}]}
 //
 //   Result<serve::ModelConfig> c = serve::parse_model_config(text, "models/mlp/config.json");
 //   Status st = serve::check_batchable(session, c.value(), "models/mlp/config.json");
@@ -16,8 +17,10 @@
 // default false): run each batch padded up to the smallest preferred size that holds it (max_batch_size
 // when none does), so the session sees a few batch sizes and replays a frozen plan for each (batcher.h;
 // right only for models whose rows are independent, as batching itself). Without the file, or without
-// dynamic_batching, requests run one by one. Unknown fields and wrong types are errors naming the file and
-// the field.
+// dynamic_batching, requests run one by one. instance_group (one group; count 1..1024, kind KIND_CPU or
+// KIND_AUTO): how many requests of this model run at once, in place of --model-concurrency (sdx sessions are
+// thread-safe, so the instances share one loaded session and its weights; each run has its own context).
+// Unknown fields and wrong types are errors naming the file and the field.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@ struct ModelConfig {
   std::vector<int64_t> preferred_batch_sizes;  // ascending, no repeats
   int64_t max_queue_delay_us = 0;
   bool pad_to_preferred = false;
+  int64_t instance_count = 0;  // instance_group[0].count; 0: the server's --model-concurrency
 };
 
 // Parses config.json text; `file` names it in errors (InvalidArgument).

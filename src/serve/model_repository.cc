@@ -19,15 +19,21 @@ bool parse_version(const std::string& s, int64_t* out) {
   return true;
 }
 
-// The version folders of a model that hold a model.onnx, by number.
+// The version folders of a model that hold a model.sdx (a bundle: sdx compile's output) or a model.onnx, by
+// number; a folder with both serves the bundle, the compiled form of the model.
 std::map<int64_t, fs::path> version_files(const fs::path& model_dir) {
   std::map<int64_t, fs::path> out;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(model_dir, ec)) {
     int64_t v;
     if (!e.is_directory(ec) || !parse_version(e.path().filename().string(), &v)) continue;
-    fs::path file = e.path() / "model.onnx";
-    if (fs::is_regular_file(file, ec)) out[v] = file;
+    for (const char* name : {"model.sdx", "model.onnx"}) {
+      fs::path file = e.path() / name;
+      if (fs::is_regular_file(file, ec)) {
+        out[v] = file;
+        break;
+      }
+    }
   }
   return out;
 }
@@ -64,7 +70,7 @@ Result<ModelRepository::Built> ModelRepository::build(const std::string& name) c
   const std::map<int64_t, fs::path> files = version_files(dir);
   Status failure;
   if (files.empty())
-    failure = Status(StatusCode::kNotFound, "model '" + name + "': no version folder with a model.onnx in " +
+    failure = Status(StatusCode::kNotFound, "model '" + name + "': no version folder with a model.onnx or model.sdx in " +
                                                 dir.string() + " (expected " + name + "/1/model.onnx)");
   ModelConfig config;
   const fs::path config_file = dir / "config.json";
@@ -103,6 +109,7 @@ Result<ModelRepository::Built> ModelRepository::build(const std::string& name) c
                            std::chrono::microseconds(config.max_queue_delay_us), config.pad_to_preferred});
   }
   if (!failure.is_ok()) return failure;
+  model->instance_count = config.instance_count;
   Built built;
   for (const auto& [v, loaded] : model->versions) built.bytes += loaded.session->weight_bytes();
   built.model = std::move(model);
@@ -175,6 +182,7 @@ Result<ModelRepository::Entry> ModelRepository::entry_of(const std::string& name
   entry.session = std::shared_ptr<const Session>(model, model->versions.at(v).session.get());
   entry.batcher = std::shared_ptr<Batcher>(model, model->versions.at(v).batcher.get());
   if (!model->versions.at(v).batcher) entry.batcher = nullptr;
+  entry.instance_count = model->instance_count;
   return entry;
 }
 

@@ -1,10 +1,12 @@
-// The model repository sdx-serve serves: a folder of NAME/VERSION/model.onnx, KServe's layout.
+// The model repository sdx-serve serves: a folder of NAME/VERSION/model.onnx (or model.sdx, a bundle from
+// `sdx compile`), KServe's layout.
 //
 //   models/
 //     add/1/model.onnx
 //     add/2/model.onnx       versions are decimal numbers; a request without one gets the highest
 //     mlp/1/model.onnx
-//     mlp/config.json        optional: max batch size and dynamic batching (model_config.h)
+//     mlp/config.json        optional: max batch size, dynamic batching, instance count (model_config.h)
+//     fast/1/model.sdx       a bundle: optimized and planned ahead, so a load skips the optimizer
 //
 //   serve::ModelRepository repo("models", sdx::SessionOptions{});
 //   repo.load_all();                                        // what failed is in index() (state, reason)
@@ -54,6 +56,7 @@ class ModelRepository {
     std::vector<std::string> versions;       // every loaded version of the model, ascending
     std::shared_ptr<const Session> session;  // shared with the requests running on it
     std::shared_ptr<Batcher> batcher;         // null: the model has no dynamic batching
+    int64_t instance_count = 0;              // config.json's instance_group count; 0: --model-concurrency
   };
   // One row of the repository index: a loaded version (READY), or a model not loaded (UNAVAILABLE,
   // version empty, reason "unloaded" or why its load failed).
@@ -95,6 +98,7 @@ class ModelRepository {
   };
   struct Model {
     std::map<int64_t, Version> versions;  // by version number
+    int64_t instance_count = 0;           // config.json's instance_group count
   };
   // A model loaded through the API (by load or load_all), in the cache or evicted from it.
   struct Loaded {

@@ -258,7 +258,8 @@ grpc::Status RemoteService::model_of(const std::string& fingerprint, const std::
     Result<ModelRepository::Entry> found = repository_->find(name, version);
     if (!found.is_ok()) return to_grpc(found.status());
     *out = Model{found.value().session, found.value().name,
-                 "model '" + found.value().name + "' version " + found.value().version, found.value().version};
+                 "model '" + found.value().name + "' version " + found.value().version, found.value().version,
+                 static_cast<int>(found.value().instance_count)};
     return grpc::Status::OK;
   }
   if (fingerprint.empty()) return invalid("no model: give a fingerprint (RegisterModel) or a model_name");
@@ -324,7 +325,7 @@ grpc::Status RemoteService::run(grpc::ServerContext* context, const sdx::v1::Run
   metrics_->bytes_received->add(received);
 
   // Checked, now admitted (or refused at once), then a run slot before the deadline, or not run at all.
-  AdmissionGate* gate = gates_.get(found.key);
+  AdmissionGate* gate = gates_.get(found.key, found.concurrency);
   AdmissionGate::Ticket ticket = gate->enter();
   if (!ticket.admitted()) return refuse_queue_full(context, *gate, *metrics, context_text);
   if (grpc::Status st = wait_to_run(context, &ticket, *metrics, context_text, queue_wait); !st.ok()) return st;

@@ -98,6 +98,7 @@ class RemoteService final : public sdx::v1::RemoteService::Service {
     std::string key;      // the gate's and metrics' key: the fingerprint, or the repository model's name
     std::string what;     // for messages: "model sha256:..." or "model 'add' version 1"
     std::string version;  // a repository model's version
+    int concurrency = 0;  // a repository model's instance_group count (0: --model-concurrency)
   };
   grpc::Status model_of(const std::string& fingerprint, const std::string& name, const std::string& version,
                         Model* out);

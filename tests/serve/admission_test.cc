@@ -88,5 +88,21 @@ TEST(AdmissionGates, OneGatePerKeyKeptForTheServicesLife) {
   EXPECT_TRUE(b->enter().admitted());                         // another key: its own queue
 }
 
+// A model's instance count gives its gate that many run slots; a reload with another count gets a new gate
+// while the old one, which tickets may still point into, is kept.
+TEST(AdmissionGates, InstanceCountsSetTheRunSlots) {
+  AdmissionGates gates(/*max_queue=*/8, /*concurrency=*/2);
+  EXPECT_EQ(gates.get("plain")->concurrency(), 2);
+  AdmissionGate* three = gates.get("mlp", 3);
+  EXPECT_EQ(three->concurrency(), 3);
+  EXPECT_EQ(gates.get("mlp", 3), three);
+  AdmissionGate::Ticket held = three->enter();  // a request on the old gate when the count changes
+  AdmissionGate* one = gates.get("mlp", 1);
+  EXPECT_NE(one, three);
+  EXPECT_EQ(one->concurrency(), 1);
+  EXPECT_EQ(three->admitted(), 1);  // still alive: the ticket gives its place back there
+  EXPECT_EQ(gates.get("mlp", 0)->concurrency(), 2);  // 0: the server's default
+}
+
 }  // namespace
 }  // namespace sdx::serve

@@ -45,5 +45,22 @@ TEST(ModelConfigTest, ParsesAndValidates) {
   EXPECT_NE(error("[1]").find("must hold an object"), std::string::npos);
 }
 
+TEST(ModelConfigTest, InstanceGroup) {
+  Result<ModelConfig> c = parse_model_config(R"({"instance_group": [{"count": 4, "kind": "KIND_AUTO"}]})", "f");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c.value().instance_count, 4);
+  EXPECT_EQ(parse_model_config(R"({"instance_group": [{"count": 2}]})", "f").value().instance_count, 2);
+  EXPECT_EQ(parse_model_config("{}", "f").value().instance_count, 0);
+  auto error = [](const std::string& text) { return parse_model_config(text, "m/config.json").status().message(); };
+  EXPECT_EQ(error(R"({"instance_group": [{"count": 0}]})"),
+            "m/config.json: field 'instance_group[0].count' must be in 1..1024, not 0");
+  EXPECT_NE(error(R"({"instance_group": [{"count": 1}, {"count": 2}]})").find("exactly one group"), std::string::npos);
+  EXPECT_NE(error(R"({"instance_group": [{"count": 1, "kind": "KIND_GPU"}]})").find("runs models on the CPU"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"instance_group": [{"gpus": [0]}]})").find("'instance_group[0].gpus' is not a known field"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"instance_group": {"count": 1}})").find("must be an array"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sdx::serve

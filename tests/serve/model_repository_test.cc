@@ -145,6 +145,33 @@ TEST_F(ModelRepositoryTest, EvictedModelsReloadOnDemandAndStayReady) {
   EXPECT_EQ(evicted_rows, 1);
 }
 
+// A version folder may hold a bundle (model.sdx, `sdx compile`'s output) in place of model.onnx; with both,
+// the bundle is served. config.json's instance_group count reaches the entry (the run slots' count).
+TEST_F(ModelRepositoryTest, BundlesAndInstanceCounts) {
+  const int64_t dims[] = {1, 4};
+  float x[] = {10, 20, 30, 40};
+  Result<std::string> bundle =
+      compile_bundle(add_weights(), SessionOptions{}, {{{"x", TensorView{ElementType::kFloat32, dims, 2, x}}}});
+  ASSERT_TRUE(bundle.is_ok()) << bundle.status().to_string();
+  write("compiled/1/model.sdx", bundle.value());
+  write("both/1/model.sdx", bundle.value());
+  write("both/1/model.onnx", "not a model: the bundle beside it is what loads");
+  write("both/config.json", R"({"instance_group": [{"count": 3, "kind": "KIND_CPU"}]})");
+  ModelRepository repo(root_.string(), {});
+  ASSERT_TRUE(repo.load_all().is_ok());
+  for (const char* m : {"compiled", "both"}) {
+    Result<ModelRepository::Entry> e = repo.find(m, "");
+    ASSERT_TRUE(e.is_ok()) << m << ": " << e.status().to_string();
+    runs_right(*e.value().session);
+    EXPECT_EQ(e.value().instance_count, std::string(m) == "both" ? 3 : 0) << m;
+  }
+  write("gpu/1/model.onnx", add_weights());
+  write("gpu/config.json", R"({"instance_group": [{"count": 1, "kind": "KIND_GPU"}]})");
+  Status st = repo.load("gpu");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("instance_group[0].kind"), std::string::npos) << st.message();
+}
+
 TEST_F(ModelRepositoryTest, AnUnloadedModelIsNotReloadedOnDemand) {
   for (const char* m : {"a", "b", "c"}) write(std::string(m) + "/1/model.onnx", add_weights());
   ModelCache cache(budget(40));
