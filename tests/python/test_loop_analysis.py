@@ -201,6 +201,59 @@ def test_huge_trip_count_stops_at_the_guard(analysis):
         assert "before its trip count ran out" in msg, msg
 
 
+def _carried_loop(body_nodes, body_outputs):
+    """Loop M times over v (float [2]); the body's nodes and outputs as given (the bad-input cases below)."""
+    body = helper.make_graph(body_nodes, "body",
+                             [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                              helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                              helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])], body_outputs)
+    g = helper.make_graph([helper.make_node("Loop", ["M", "", "v0"], ["v_final"], body=body, name="loop0")], "g",
+                          [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                           helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("v_final", TensorProto.FLOAT, [2])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+CARRIED_FEEDS = {"M": np.array(3, np.int64), "v0": np.ones(2, np.float32)}
+
+
+@pytest.mark.parametrize("subgraph_plans", [True, False])
+@pytest.mark.parametrize("declared", [True, False])
+def test_a_body_whose_carried_value_changes_type_is_refused(subgraph_plans, declared):
+    """float in, int64 out: refused at load when the body declares it, at the first iteration otherwise, with or
+    without subgraph plans (interpreted, it used to run and give int64 where float was declared)."""
+    out = helper.make_tensor_value_info("v_out", TensorProto.INT64 if declared else TensorProto.UNDEFINED, [2])
+    if not declared:
+        out = helper.make_value_info("v_out", onnx.TypeProto())
+    model = _carried_loop([helper.make_node("Identity", ["c"], ["c_out"]),
+                           helper.make_node("Cast", ["v"], ["v_out"], to=TensorProto.INT64)],
+                          [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), out])
+    opts = sdx.SessionOptions()
+    opts.subgraph_plans = subgraph_plans
+    with pytest.raises(Exception) as err:
+        sdx.InferenceSession(model.SerializeToString(), opts).run(None, CARRIED_FEEDS)
+    msg = str(err.value)
+    assert "loop0" in msg and "'v'" in msg and "int64" in msg and "float" in msg, msg
+
+
+def test_a_body_without_its_condition_output_is_refused():
+    model = _carried_loop([helper.make_node("Identity", ["v"], ["v_out"])],
+                          [helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+    with pytest.raises(Exception) as err:
+        sdx.InferenceSession(model.SerializeToString()).run(None, CARRIED_FEEDS)
+    assert "loop0" in str(err.value) and "body must produce the condition and 1 loop-carried values" in str(err.value)
+
+
+def test_a_condition_output_that_is_not_a_bool_is_refused():
+    model = _carried_loop([helper.make_node("Identity", ["v"], ["v_out"]),
+                           helper.make_node("Cast", ["c"], ["c_f"], to=TensorProto.FLOAT)],
+                          [helper.make_tensor_value_info("c_f", TensorProto.FLOAT, []),
+                           helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+    with pytest.raises(Exception) as err:
+        sdx.InferenceSession(model.SerializeToString()).run(None, CARRIED_FEEDS)
+    assert "loop0" in str(err.value) and "condition output must be a bool scalar" in str(err.value)
+
+
 def test_analysis_off_by_default_reports_nothing_and_results_equal():
     model = loop_model(NEWTON, trip=20, initializers=[("two", 2.0), ("half", 0.5)])
     off = sdx.InferenceSession(model)

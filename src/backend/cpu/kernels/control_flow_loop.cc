@@ -60,6 +60,19 @@ class LoopKernel final : public backend::Kernel {
                               std::to_string(carried + 2) + " (iteration, condition and loop-carried values)");
     if (static_cast<int>(body_->outputs().size()) < carried + 1)
       return invalid_argument("body must produce the condition and " + std::to_string(carried) + " loop-carried values");
+    // A carried value keeps its type across iterations (ONNX: the body's carried output has its input's type):
+    // a body that declares another is refused here, before any run.
+    for (int i = 0; i < carried; ++i) {
+      const ir::Value* in = body_->inputs()[static_cast<size_t>(2 + i)];
+      const ir::Value* out = body_->outputs()[static_cast<size_t>(1 + i)];
+      const ir::TypeInfo& a = in->type();
+      const ir::TypeInfo& b = out->type();
+      const bool both_tensors = a.kind == ir::TypeInfo::Kind::kTensor && b.kind == ir::TypeInfo::Kind::kTensor;
+      if (both_tensors && a.elem != DType::kUndefined && b.elem != DType::kUndefined && a.elem != b.elem)
+        return invalid_argument("body's loop-carried value '" + in->name() + "' is " + a.to_string() +
+                                " but the body gives back '" + out->name() + "' as " + b.to_string() +
+                                " (a carried value keeps its type across iterations)");
+    }
     condition_ = analysis::analyze_loop_condition(*body_);
     for (int i = 0; i < carried; ++i) carried_names_.push_back(body_->inputs()[static_cast<size_t>(2 + i)]->name());
     node_name_ = node.name().empty() ? "Loop" : node.name();
@@ -121,7 +134,17 @@ class LoopKernel final : public backend::Kernel {
       if (!nc.is_tensor() || nc.as_tensor().numel() != 1 || nc.as_tensor().dtype() != DType::kBool)
         return invalid_argument("body's condition output must be a bool scalar");
       cond = *nc.as_tensor().data<uint8_t>() != 0;
-      for (int i = 0; i < carried; ++i) state[static_cast<size_t>(i)] = std::move(out[static_cast<size_t>(1 + i)]);
+      for (int i = 0; i < carried; ++i) {
+        Datum& next = out[static_cast<size_t>(1 + i)];
+        Datum& prev = state[static_cast<size_t>(i)];
+        // Undeclared types are checked here: the value the body gives back must have the one it was given.
+        if (next.is_tensor() && prev.is_tensor() && next.as_tensor().dtype() != prev.as_tensor().dtype())
+          return invalid_argument("iteration " + std::to_string(it) + ": body's loop-carried value '" +
+                                  carried_names_[static_cast<size_t>(i)] + "' came in as " +
+                                  prev.as_tensor().type_string() + " but went out as " +
+                                  next.as_tensor().type_string() + " (a carried value keeps its type)");
+        prev = std::move(next);
+      }
       for (int i = 0; i < scans; ++i) {
         Datum& d = out[static_cast<size_t>(1 + carried + i)];
         if (!d.is_tensor()) return unimplemented("Loop scan outputs must be tensors");
