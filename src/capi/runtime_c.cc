@@ -333,6 +333,7 @@ const char* sdxGetStatusName(sdx_status_t status) {
     case SDX_STATUS_IO_ERROR: return "IO_ERROR";
     case SDX_STATUS_INTERNAL: return "INTERNAL";
     case SDX_STATUS_INVALID_GRAPH: return "INVALID_GRAPH";
+    case SDX_STATUS_CANCELLED: return "CANCELLED";
   }
   return "UNKNOWN";
 }

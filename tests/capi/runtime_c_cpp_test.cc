@@ -175,6 +175,7 @@ TEST(CApiHeader, EnumsAndVersion) {
   EXPECT_EQ(sdxGetAbiVersion(), SDX_RUNTIME_ABI_VERSION);
   EXPECT_EQ(SDX_PHASE_CUDA_GRAPH_CAPTURED, SDX_PHASE_CAPTURED);
   EXPECT_STREQ(sdxGetStatusName(SDX_STATUS_INTERNAL), "INTERNAL");
+  EXPECT_STREQ(sdxGetStatusName(SDX_STATUS_CANCELLED), "CANCELLED");  // sdxTerminate's answer
   EXPECT_STREQ(sdxGetStatusName(static_cast<sdx_status_t>(1234)), "UNKNOWN");
 }
 
