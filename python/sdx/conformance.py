@@ -23,19 +23,19 @@ def _worker(via: str) -> None:
     from .conformance_python import run_case
 
     run = run_case if via == "python" else _sdx.run_conformance_case
+    # Imported: cases may come. The runner sends none before this line, so a fresh worker's imports (seconds
+    # on a loaded machine) never count against a case's timeout, and each case gets exactly one line back.
+    sys.stdout.write('{"ready": true}\n')
+    sys.stdout.flush()
     for line in sys.stdin:
         req = json.loads(line)
-        # The case's clock starts now, not when it was sent: a fresh worker's imports (seconds on a loaded
-        # machine) are not the case's time.
-        sys.stdout.write('{"started": true}\n')
-        sys.stdout.flush()
         outcome, reason, ms, replayed, note = run(req["dir"], req.get("rtol", 1e-3), req.get("atol", 1e-7))
         sys.stdout.write(json.dumps({"outcome": outcome, "reason": reason, "ms": ms, "replayed": replayed,
                                      "replay_note": note}) + "\n")
         sys.stdout.flush()
 
 
-# How long a worker may take to import sdx and take its first case before that case fails.
+# How long a worker may take to import sdx and say it is ready.
 _WORKER_START_S = 120.0
 
 
@@ -44,13 +44,13 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-m", "sdx.conformance", "--worker", via], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.case: str | None = None
-        self.sent = 0.0  # when the case was sent
-        self.started = 0.0  # when the worker said it began the case (0: not yet)
+        self.ready = False  # it said so: it takes cases from now on
+        self.spawned = time.monotonic()
+        self.started = 0.0  # when its case was sent
 
     def send(self, case: str, case_dir: str, rtol: float, atol: float) -> None:
         self.case = case
-        self.sent = time.monotonic()
-        self.started = 0.0
+        self.started = time.monotonic()
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"dir": case_dir, "rtol": rtol, "atol": atol}) + "\n")
         self.proc.stdin.flush()
@@ -116,6 +116,8 @@ def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: b
     failed = [0]
 
     def feed(w: _Worker) -> None:
+        if not w.ready:
+            return  # fed when it says it is ready
         if pending:
             case = pending.pop()
             rtol, atol = _tolerances(os.path.join(data_dir, case))
@@ -141,33 +143,35 @@ def _run_cases(data_dir: str, names: list, jobs: int, timeout: float, verbose: b
     for i, w in enumerate(workers):
         sel.register(w.proc.stdout, selectors.EVENT_READ, i)
         feed(w)
-    while any(w.case for w in workers):
+    while any(w.case or (not w.ready and pending) for w in workers):
         for key, _ in sel.select(timeout=1.0):
             i = key.data
             w = workers[i]
             line = w.proc.stdout.readline()
+            if not w.ready:
+                if not line:
+                    raise RuntimeError(f"sdx conformance: a worker process exited before it was ready "
+                                       f"(exit code {w.proc.wait()}): python -m sdx.conformance --worker {via}")
+                w.ready = bool(json.loads(line).get("ready"))
+                feed(w)
+                continue
             if not w.case:
                 continue
             if not line:  # the worker died: the case crashed the process
                 code = w.proc.wait()
-                record(w.case, "failed", f"crashed the process (exit code {code})", (time.monotonic() - (w.started or w.sent)) * 1e3)
+                record(w.case, "failed", f"crashed the process (exit code {code})", (time.monotonic() - w.started) * 1e3)
                 replace(i)
                 continue
             r = json.loads(line)
-            if r.get("started"):
-                w.started = time.monotonic()
-                continue
             record(w.case, r["outcome"], r["reason"], r["ms"], r.get("replayed", False), r.get("replay_note", ""))
             feed(w)
         now = time.monotonic()
         for i, w in enumerate(workers):
-            if w.case and w.started and now - w.started > timeout:
+            if w.case and now - w.started > timeout:
                 record(w.case, "failed", f"timed out after {timeout:.0f}s", (now - w.started) * 1e3)
                 replace(i)
-            elif w.case and not w.started and now - w.sent > _WORKER_START_S:
-                record(w.case, "failed", f"the worker process did not start within {_WORKER_START_S:.0f}s",
-                       (now - w.sent) * 1e3)
-                replace(i)
+            elif not w.ready and now - w.spawned > _WORKER_START_S:
+                raise RuntimeError(f"sdx conformance: a worker process was not ready within {_WORKER_START_S:.0f}s")
     for w in workers:
         if w.proc.stdin:
             w.proc.stdin.close()
