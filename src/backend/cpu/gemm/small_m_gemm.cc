@@ -1,11 +1,17 @@
-// Small-M GEMM (see small_m_gemm.h): the portable kernel and the run-time choice of the AVX2 one
-// (small_m_gemm_avx2.cc). The portable kernel spells out the arithmetic contract with std::fma, so the
-// vectorized kernel must reproduce it bit for bit (tests/backend/cpu/gemm/small_m_gemm_test.cc).
+// Small-M GEMM (see small_m_gemm.h): the portable kernel and the run-time choice of the AVX-512
+// (small_m_gemm_avx512.cc) or AVX2 (small_m_gemm_avx2.cc) one by simd::active_isa() (SDX_CPU_ISA lowers
+// it). The portable kernel spells out the arithmetic contract with std::fma, so the vectorized kernels must
+// reproduce it bit for bit (tests/backend/cpu/gemm/small_m_gemm_test.cc).
 #include "backend/cpu/gemm/small_m_gemm.h"
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <tuple>
 
+#include "backend/cpu/simd/isa.h"
 #include "core/float16.h"
 
 namespace sdx::cpu {
@@ -15,6 +21,10 @@ namespace detail {
 // when the CPU has them).
 void small_m_gemm_columns_avx2(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w,
                                float alpha, float beta, float* y, int64_t ldy, int64_t n0, int64_t n1);
+// Defined in small_m_gemm_avx512.cc (avx512f, avx2, fma, f16c by function attributes; called when the
+// active level is AVX-512). Every row up to 8 in one tile: W read once per call, not once per row pair.
+void small_m_gemm_columns_avx512(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w,
+                                 float alpha, float beta, float* y, int64_t ldy, int64_t n0, int64_t n1);
 
 namespace {
 inline float weight_at(const SmallMWeights& w, int64_t k, int64_t n) {
@@ -63,6 +73,21 @@ SmallMPackedWeights::SmallMPackedWeights(const SmallMWeights& w, int64_t K, int6
   }
 }
 
+std::shared_ptr<const SmallMPackedWeights> shared_small_m_packed(const SmallMWeights& w, int64_t K, int64_t N) {
+  using Key = std::tuple<const void*, const float*, int, int64_t, int64_t, int64_t>;
+  static std::mutex mu;  // guards cache; publishes each entry to sessions prepared on other threads
+  static std::map<Key, std::weak_ptr<const SmallMPackedWeights>> cache;
+  const Key key{w.data, w.scale, static_cast<int>(w.type), w.ldw, K, N};
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<const SmallMPackedWeights>& slot = cache[key];
+  if (std::shared_ptr<const SmallMPackedWeights> p = slot.lock()) return p;
+  auto p = std::make_shared<const SmallMPackedWeights>(w, K, N);
+  slot = p;
+  if (cache.size() > 256)
+    for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
+  return p;
+}
+
 bool small_m_gemm_vectorized() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool kHas = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -77,7 +102,11 @@ void small_m_gemm_columns(int64_t M, int64_t K, const float* x, int64_t ldx, con
                           float beta, float* y, int64_t ldy, int64_t n0, int64_t n1) {
   if (M <= 0 || n1 <= n0) return;
 #if defined(__x86_64__) || defined(__i386__)
-  if (small_m_gemm_vectorized()) {
+  if (simd::active_isa() == simd::Isa::kAvx512 && small_m_gemm_vectorized()) {
+    detail::small_m_gemm_columns_avx512(M, K, x, ldx, w, alpha, beta, y, ldy, n0, n1);
+    return;
+  }
+  if (simd::active_isa() >= simd::Isa::kAvx2 && small_m_gemm_vectorized()) {
     detail::small_m_gemm_columns_avx2(M, K, x, ldx, w, alpha, beta, y, ldy, n0, n1);
     return;
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/simd/isa.h"
 #include "backend/cpu/threading/thread_pool.h"
 #include "core/float16.h"
 
@@ -147,14 +148,20 @@ TEST(SmallMGemm, AlphaBetaAndEpilogueChunks) {
 
 // The vectorized kernel computes the portable kernel's FMA chain: same bits (also for alpha/beta and
 // the int8 scales), which also makes results identical across machines with and without AVX2.
+// Every vector level the CPU has (AVX-512: all rows up to 8 in one tile; AVX2: row pairs), every M up to
+// kSmallMMaxRows.
 TEST(SmallMGemm, VectorizedMatchesPortableBitwise) {
   if (!small_m_gemm_vectorized()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  std::vector<simd::Isa> levels = {simd::Isa::kAvx2};
+  if (simd::detected_isa() == simd::Isa::kAvx512) levels.push_back(simd::Isa::kAvx512);
+  for (simd::Isa level : levels)
   for (WeightType type : kTypes)
-    for (int64_t M : {1, 2, 5})
+    for (int64_t M = 1; M <= kSmallMMaxRows; ++M)
       for (int64_t N : {7, 33, 130})
         for (int64_t K : {9, 300}) {
-          SCOPED_TRACE(std::string(type_name(type)) + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
-                       " K=" + std::to_string(K));
+          simd::ScopedIsa isa(level);
+          SCOPED_TRACE(std::string(simd::isa_name(level)) + " " + type_name(type) + " M=" + std::to_string(M) +
+                       " N=" + std::to_string(N) + " K=" + std::to_string(K));
           const TestWeights w = make_weights(type, K, N, 1, 21);
           const std::vector<float> x = random_floats(static_cast<size_t>(M * K), 22);
           const std::vector<float> c0 = random_floats(static_cast<size_t>(M * N), 23);
