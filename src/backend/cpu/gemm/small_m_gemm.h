@@ -100,6 +100,12 @@ class SmallMPackedWeights {
   const float* scale_ = nullptr;  // borrowed from the unpacked weights
 };
 
+// A packed copy of a constant weight, shared by every bound call that reads the same weight (the 16 steps
+// of an unrolled LSTM read one W_ih: one 6.5 MB copy, not 16 that evict each other from the caches; a
+// MatMul and an sdx.Linear on one initializer share one too). Keyed by the weight's address, type, row
+// stride, shape and scale; an entry lives while a bound call holds it. Thread-safe.
+std::shared_ptr<const SmallMPackedWeights> shared_small_m_packed(const SmallMWeights& w, int64_t K, int64_t N);
+
 // small_m_gemm on packed weights (N, K from `w`'s construction).
 template <typename Epilogue>
 void small_m_gemm_packed(int64_t M, int64_t N, int64_t K, const float* x, int64_t ldx, const SmallMPackedWeights& w,

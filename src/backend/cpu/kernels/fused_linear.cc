@@ -236,25 +236,6 @@ std::vector<float> dequantized_weight(const LinearGeometry& g, const int8_t* w, 
   return out;
 }
 
-// A packed copy of a constant small-M weight, shared by every bound call that reads the same weight
-// (the 16 steps of an unrolled LSTM read one W_ih: one 6.5 MB copy, not 16 that evict each other
-// from the caches). Keyed by the weight's address, type, shape and scale; an entry lives while a
-// bound call holds it. The mutex publishes the entries between sessions prepared on other threads.
-std::shared_ptr<const SmallMPackedWeights> shared_packed(const SmallMWeights& w, int64_t K, int64_t N) {
-  using Key = std::tuple<const void*, const float*, int, int64_t, int64_t, int64_t>;
-  static std::mutex mu;
-  static std::map<Key, std::weak_ptr<const SmallMPackedWeights>> cache;
-  const Key key{w.data, w.scale, static_cast<int>(w.type), w.ldw, K, N};
-  std::lock_guard<std::mutex> lock(mu);
-  std::weak_ptr<const SmallMPackedWeights>& slot = cache[key];
-  if (std::shared_ptr<const SmallMPackedWeights> p = slot.lock()) return p;
-  auto p = std::make_shared<const SmallMPackedWeights>(w, K, N);
-  slot = p;
-  if (cache.size() > 256)
-    for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
-  return p;
-}
-
 // One call. pw: W's data in its own type; scale: W_scale or null; packed: see linear_small_m.
 template <typename T>
 void linear(const LinearGeometry& g, const FusedActivation& act, const T* px, int64_t x_numel, const void* pw,
@@ -406,11 +387,11 @@ class LinearKernel final : public backend::Kernel {
           using T = typename decltype(tag)::type;
           auto s = std::make_unique<LinearScratch<T>>(g.value(), x.numel(), w.numel());
           // A constant weight on the small-M path is repacked once for sequential streaming (same bits),
-          // one copy shared by every bound call reading it (shared_packed).
+          // one copy shared by every bound call reading it (shared_small_m_packed).
           std::shared_ptr<const SmallMPackedWeights> packed;
           const bool constant_w = ctx.input_is_constant(1) && (!sc || ctx.input_is_constant(3));
           if (std::is_same_v<T, float> && constant_w && uses_small_m(g.value()))
-            packed = shared_packed(small_m_weights(g.value(), w.raw_data(), sc ? sc->data<float>() : nullptr),
+            packed = shared_small_m_packed(small_m_weights(g.value(), w.raw_data(), sc ? sc->data<float>() : nullptr),
                                    g.value().K, g.value().N);
           bound = backend::bind_call([g = g.value(), act = act_, px = x.data<T>(), nx = x.numel(), pw = w.raw_data(),
                                       nw = w.numel(), psc = sc ? sc->data<float>() : nullptr,

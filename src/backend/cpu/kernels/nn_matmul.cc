@@ -205,6 +205,7 @@ class MatMulKernel final : public backend::Kernel {
     if (a.dtype() != b.dtype()) return no_bound_form();
     Result<MatMulGeometry> g = matmul_geometry(a.shape(), b.shape());
     if (!g.is_ok() || !output_matches(ctx, 0, a.dtype(), g.value().out_shape)) return no_bound_form();
+    if (auto bound = bind_small_m_packed(ctx, a, b, g.value())) return bound;
     if (const int64_t rows = onednn_rows(a, b, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(rows, g.value().K, g.value().N, FusedActivation(), a.data<float>(), b.data<float>(),
@@ -235,6 +236,27 @@ class MatMulKernel final : public backend::Kernel {
   // The rows of the one [rows, K] x [K, N] product a float32 A [..., M, K] times a 2-D initializer B
   // makes (A's batches are contiguous, and so are Y's), when there are more than the small-M kernel
   // takes: a candidate for oneDNN (which may still decline). 0 otherwise.
+  // A float32 A of at most kSmallMMaxRows rows (all batches together) times a constant 2-D B: the small-M
+  // kernel on B packed once (small_m_gemm.h), shared with every bound call reading B. run() streams B
+  // unpacked through gemm(); the arithmetic per element is the same FMA chain, so the bits are too.
+  // Unpacked, each 64-column block reads B's rows at a stride of N floats: measured on MatMul [M, 1024] x
+  // [1024, 1024] at 1 thread, 63 -> 40 us at M = 1 and 85 -> 43 us at M = 2 (bench/small_m_matmul.py).
+  std::unique_ptr<backend::BoundKernel> bind_small_m_packed(const backend::PrepareContext& ctx, const Tensor& a,
+                                                            const Tensor& b, const MatMulGeometry& g) const {
+    if (!ctx.input_is_constant(1) || a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || b.rank() != 2 ||
+        a.rank() < 1 || g.K <= 0)
+      return nullptr;
+    const int64_t rows = a.numel() / g.K;
+    if (!small_m_gemm_applies(rows, g.N, g.K)) return nullptr;
+    std::shared_ptr<const SmallMPackedWeights> packed =
+        shared_small_m_packed(SmallMWeights{WeightType::kFloat32, b.data<float>(), g.N, nullptr}, g.K, g.N);
+    return backend::bind_call([rows, N = g.N, K = g.K, pa = a.data<float>(), py = ctx.output(0).data<float>(),
+                               packed = std::move(packed)] {
+      small_m_gemm_packed(rows, N, K, pa, K, *packed, 1.f, 0.f, py, N, [](int64_t, int64_t) {});
+      return Status::ok();
+    });
+  }
+
   int64_t onednn_rows(const Tensor& a, const Tensor& b, const MatMulGeometry& g) const {
     if (!b_is_initializer_ || a.dtype() != DType::kFloat32 || b.rank() != 2 || a.rank() < 2 || g.K <= 0) return 0;
     const int64_t rows = a.numel() / g.K;
