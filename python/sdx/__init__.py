@@ -58,6 +58,7 @@ from ._providers import get_all_providers, get_available_providers
 from ._retry import RemoteUnavailable  # sdx.remote's error; sdx.remote itself (grpcio) loads on first use
 from ._session import InferenceSession, ModelMetadata, NodeArg
 from .bundle import compile_bundle
+from .generate import GenerationResult, generate, generate_stream
 
 IOBinding = SessionIOBinding
 
@@ -74,7 +75,7 @@ __all__ = [
     "set_default_logger_severity", "set_default_logger_verbosity", "set_default_logger_callback",
     "enable_telemetry_events", "disable_telemetry_events", "create_and_register_allocator",
     "create_and_register_allocator_v2", "inspect_model", "compile_bundle", "get_include", "get_lib_dir",
-    "get_cmake_dir", "__version__",
+    "get_cmake_dir", "generate", "generate_stream", "GenerationResult", "__version__",
 ]
 
 

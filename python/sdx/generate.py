@@ -1,0 +1,292 @@
+"""Token generation with a decoder in Hugging Face Optimum's with-past ONNX layout: prefill, then one token
+per step with the KV cache fed back, greedy / top-k / top-p sampling, streaming, and a report.
+
+    import sdx
+    result = sdx.generate("gpt2.onnx", [464, 3290, 318], max_new_tokens=32)
+    result.tokens              # the new token ids
+    result.report["hit_rate"]  # decode steps that replayed a captured plan / all decode steps
+
+    for token in sdx.generate_stream("gpt2.onnx", [464, 3290], 16, sampling="top_p", top_p=0.9, seed=0):
+        print(token)
+
+The layout (`optimum-cli export onnx --task text-generation-with-past`; scripts/make_gpt2_decoder.py
+writes one): inputs input_ids [batch, seq], attention_mask [batch, past+seq], position_ids [batch, seq]
+(optional: older exports lack it), past_key_values.N.key / .value [batch, heads, past, head_dim]; outputs
+logits [batch, seq, vocab], present.N.key / .value. The prompt runs once with an empty past (prefill); each
+decode step feeds one token, a mask of ones and the previous call's present.* as past_key_values.*.
+
+The report: prompt_tokens, new_tokens, prefill_ms, prefill_tokens_per_s, decode_steps, decode_tokens_per_s,
+per_token_latency_p50_us / _p90_us (a decode step: the run and the sampling), hit_rate (the CUDA-graphs
+article's definition: decode steps that replayed a captured plan / all decode steps, read from each run's
+report, `execution_mode == "CPU_REPLAY"`; None for a session without run reports, e.g. onnxruntime's),
+replayed_steps, stopped_by ("max_new_tokens" or "eos").
+
+This is the first increment of issue 21: batch 1, the cache concatenated by the model as exported. Several
+prompts run one after another on one session (generate() given a list of prompts); continuous batching,
+shape buckets and a paged KV cache come later, so today a decode step's shapes differ from every earlier
+step's (the KV grows by one) and the hit rate is ~0.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ._sdx import InvalidArgument
+
+SAMPLINGS = ("greedy", "top_k", "top_p")
+_PAST = re.compile(r"past_key_values\.(\d+)\.(key|value)$")
+
+
+@dataclass
+class GenerationResult:
+    """One prompt's outcome: the prompt, the new tokens (the prompt not included) and the report."""
+    prompt: list
+    tokens: list
+    report: dict = field(default_factory=dict)
+
+
+class DecoderLayout:
+    """What generate() needs to know of a with-past decoder session: its layer count, KV shape and dtype,
+    vocabulary size and whether it takes position_ids. Raises InvalidArgument naming what is missing."""
+
+    def __init__(self, sess: Any, model_path: str | None = None) -> None:
+        inputs = {a.name: a for a in sess.get_inputs()}
+        outputs = {a.name: a for a in sess.get_outputs()}
+        where = f"model '{model_path}'" if model_path else "the model"
+        for name in ("input_ids", "attention_mask"):
+            if name not in inputs:
+                raise InvalidArgument(f"{where} is not a decoder in the with-past layout: it has no input '{name}' "
+                                      f"(its inputs: {', '.join(list(inputs)[:8])})")
+        layers = sorted({int(m.group(1)) for n in inputs if (m := _PAST.match(n))})
+        if not layers:
+            raise InvalidArgument(f"{where} is not a decoder in the with-past layout: it has no input "
+                                  "'past_key_values.0.key' (export with --task text-generation-with-past)")
+        self.layers = len(layers)
+        wanted_in = [f"past_key_values.{i}.{k}" for i in range(self.layers) for k in ("key", "value")]
+        wanted_out = ["logits"] + [f"present.{i}.{k}" for i in range(self.layers) for k in ("key", "value")]
+        for name in wanted_in:
+            if name not in inputs:
+                raise InvalidArgument(f"{where} is not a decoder in the with-past layout: it has no input '{name}'")
+        for name in wanted_out:
+            if name not in outputs:
+                raise InvalidArgument(f"{where} is not a decoder in the with-past layout: it has no output '{name}'")
+        extra = [n for n in inputs if n not in wanted_in and n not in ("input_ids", "attention_mask", "position_ids")]
+        if extra:
+            raise InvalidArgument(f"{where} has input '{extra[0]}', which the with-past layout does not have "
+                                  "(a merged decoder's use_cache_branch is not supported yet)")
+        self.has_position_ids = "position_ids" in inputs
+        kv = inputs["past_key_values.0.key"]
+        if len(kv.shape) != 4 or not all(isinstance(d, int) for d in (kv.shape[1], kv.shape[3])):
+            raise InvalidArgument(f"{where}: past_key_values.0.key has shape {kv.shape}; expected [batch, heads, "
+                                  "past, head_dim] with heads and head_dim fixed")
+        self.heads, self.head_dim = kv.shape[1], kv.shape[3]
+        self.kv_dtype = np.float16 if kv.type == "tensor(float16)" else np.float32
+        self.output_names = wanted_out
+        self.past_names = wanted_in
+        vocab = outputs["logits"].shape[-1] if outputs["logits"].shape else None
+        self.vocab = vocab if isinstance(vocab, int) else _vocab_from_file(model_path)
+
+    def empty_past(self) -> list:
+        return [np.zeros((1, self.heads, 0, self.head_dim), self.kv_dtype)] * (2 * self.layers)
+
+
+def _vocab_from_file(path: str | None) -> int | None:
+    """The row count of the embedding input_ids gathers from, when the logits' vocab dim is symbolic."""
+    if not path:
+        return None
+    try:
+        import onnx
+    except ImportError:
+        return None
+    g = onnx.load(path, load_external_data=False).graph
+    inits = {t.name: t for t in g.initializer}
+    for node in g.node:
+        if node.op_type == "Gather" and len(node.input) == 2 and node.input[1] == "input_ids" and node.input[0] in inits:
+            return int(inits[node.input[0]].dims[0])
+    return None
+
+
+class Sampler:
+    """Chooses the next token from one row of logits: greedy (argmax), top_k (sample among the k largest)
+    or top_p (sample among the smallest set whose probability reaches p, after an optional top_k), at
+    `temperature`, with a seeded numpy Generator. Raises InvalidArgument for bad parameters."""
+
+    def __init__(self, sampling: str = "greedy", top_k: int | None = None, top_p: float | None = None,
+                 temperature: float = 1.0, seed: int | None = None) -> None:
+        if sampling not in SAMPLINGS:
+            raise InvalidArgument(f"sampling '{sampling}' is not one of {', '.join(SAMPLINGS)}")
+        if sampling == "greedy" and (top_k is not None or top_p is not None):
+            raise InvalidArgument("top_k and top_p apply to sampling='top_k' or 'top_p', not to greedy decoding")
+        if sampling == "top_k" and top_k is None:
+            raise InvalidArgument("sampling='top_k' needs top_k (a whole number >= 1)")
+        if sampling == "top_k" and top_p is not None:
+            raise InvalidArgument("sampling='top_k' takes no top_p (use sampling='top_p', which also takes top_k)")
+        if sampling == "top_p" and top_p is None:
+            raise InvalidArgument("sampling='top_p' needs top_p in (0, 1]")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
+            raise InvalidArgument(f"top_k must be a whole number >= 1, not {top_k!r}")
+        if top_p is not None and not (isinstance(top_p, (int, float)) and 0.0 < top_p <= 1.0):
+            raise InvalidArgument(f"top_p must be in (0, 1], not {top_p!r}")
+        if not (isinstance(temperature, (int, float)) and np.isfinite(temperature) and temperature > 0):
+            raise InvalidArgument(f"temperature must be a finite number > 0, not {temperature!r}")
+        self.sampling, self.top_k, self.top_p, self.temperature = sampling, top_k, top_p, float(temperature)
+        self.rng = np.random.default_rng(seed)
+
+    def allowed(self, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidate token ids and their probabilities (summing to 1) for one row of logits."""
+        x = logits.astype(np.float64) / self.temperature
+        order = np.argsort(-x, kind="stable")
+        if self.top_k is not None:
+            order = order[:self.top_k]
+        p = np.exp(x[order] - x[order[0]])
+        p /= p.sum()
+        if self.top_p is not None:
+            keep = int(np.searchsorted(np.cumsum(p), self.top_p, side="left")) + 1  # the token reaching p is in
+            order, p = order[:keep], p[:keep] / p[:keep].sum()
+        return order, p
+
+    def __call__(self, logits: np.ndarray) -> int:
+        if self.sampling == "greedy":
+            return int(np.argmax(logits))
+        ids, p = self.allowed(logits)
+        return int(ids[self.rng.choice(len(ids), p=p)])
+
+
+def _session(model: Any, sess_options: Any) -> tuple[Any, str | None]:
+    if isinstance(model, (str, os.PathLike)):
+        from ._session import InferenceSession
+
+        return InferenceSession(os.fspath(model), sess_options), os.fspath(model)
+    if not (hasattr(model, "get_inputs") and hasattr(model, "run")):
+        raise InvalidArgument(f"model must be a model path or an InferenceSession, not {type(model).__name__}")
+    return model, getattr(model, "_model_path", None)
+
+
+def _check_prompt(prompt: Any, layout: DecoderLayout, index: int) -> list:
+    try:
+        ids = [int(t) for t in prompt]
+        if any(int(t) != t for t in prompt):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"prompt {index} is not a list of whole-number token ids: {prompt!r}") from None
+    if not ids:
+        raise InvalidArgument(f"prompt {index} is empty: generation needs at least one prompt token")
+    for pos, t in enumerate(ids):
+        if t < 0 or (layout.vocab is not None and t >= layout.vocab):
+            vocab = f"the model's vocabulary has {layout.vocab} tokens (ids 0..{layout.vocab - 1})" \
+                if layout.vocab is not None else "token ids are >= 0"
+            raise InvalidArgument(f"token id {t} at position {pos} of prompt {index} is out of range: {vocab}")
+    return ids
+
+
+def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, sampler: Sampler,
+           eos_token_id: int | None, report: dict) -> Iterator[int]:
+    """Yields the new tokens one by one, filling `report` as it goes (complete when the generator ends)."""
+    with_report = hasattr(sess, "run_with_report")
+    feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
+    if layout.has_position_ids:
+        feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
+    feeds.update(zip(layout.past_names, layout.empty_past()))
+    latencies, replayed, stopped_by, t_decode = [], 0, "max_new_tokens", 0.0
+    for step in range(max_new_tokens):
+        t0 = time.perf_counter()
+        if with_report:
+            outs, run_report = sess.run_with_report(layout.output_names, feeds)
+        else:
+            outs, run_report = sess.run(layout.output_names, feeds), None
+        token = sampler(outs[0][0, -1])
+        dt = time.perf_counter() - t0
+        if step == 0:
+            report["prefill_ms"] = dt * 1e3
+        else:
+            latencies.append(dt)
+            t_decode += dt
+            replayed += bool(run_report and run_report.get("execution_mode") == "CPU_REPLAY")
+        yield token
+        if eos_token_id is not None and token == eos_token_id:
+            stopped_by = "eos"
+            break
+        if step + 1 == max_new_tokens:
+            break
+        total = feeds["attention_mask"].shape[1] + 1
+        feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": np.ones((1, total), np.int64)}
+        if layout.has_position_ids:
+            feeds["position_ids"] = np.asarray([[total - 1]], np.int64)
+        feeds.update(zip(layout.past_names, outs[1:]))
+    lat_us = np.asarray(latencies) * 1e6
+    report.update({
+        "prompt_tokens": len(prompt), "new_tokens": step + 1,
+        "prefill_tokens_per_s": len(prompt) / (report["prefill_ms"] / 1e3),
+        "decode_steps": len(latencies), "decode_tokens_per_s": len(latencies) / t_decode if t_decode else None,
+        "per_token_latency_p50_us": float(np.percentile(lat_us, 50)) if latencies else None,
+        "per_token_latency_p90_us": float(np.percentile(lat_us, 90)) if latencies else None,
+        "replayed_steps": replayed if with_report else None,
+        "hit_rate": (replayed / len(latencies) if latencies else None) if with_report else None,
+        "stopped_by": stopped_by})
+
+
+def _prepare(model: Any, max_new_tokens: Any, sampling: str, top_k: Any, top_p: Any, temperature: Any, seed: Any,
+             sess_options: Any) -> tuple:
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
+        raise InvalidArgument(f"max_new_tokens must be a whole number >= 1, not {max_new_tokens!r}")
+    sampler = Sampler(sampling, top_k, top_p, temperature, seed)
+    sess, path = _session(model, sess_options)
+    return sess, DecoderLayout(sess, path), sampler
+
+
+def check_request(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: int, *, sampling: str = "greedy",
+                  top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
+                  seed: int | None = None, sess_options: Any = None) -> Any:
+    """Checks a request before any token is decoded (the model's layout, every prompt's token ids, the
+    sampling parameters) and returns the session to run it on; raises InvalidArgument as generate() does."""
+    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
+    for i, p in enumerate(prompts):
+        _check_prompt(p, layout, i)
+    return sess
+
+
+def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, *, sampling: str = "greedy",
+                    top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
+                    seed: int | None = None, eos_token_id: int | None = None, sess_options: Any = None,
+                    report: dict | None = None) -> Iterator[int]:
+    """Yields the new token ids of one prompt as they are decoded. Pass a dict as `report` to receive the
+    report (filled when the generator is exhausted). Arguments as generate()."""
+    sess, layout, sampler = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
+    prompt = _check_prompt(prompt_ids, layout, 0)
+    return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report)
+
+
+def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int, *,
+             sampling: str = "greedy", top_k: int | None = None, top_p: float | None = None,
+             temperature: float = 1.0, seed: int | None = None, eos_token_id: int | None = None,
+             sess_options: Any = None, stream: Callable[[int], Any] | None = None) -> Any:
+    """Decodes up to max_new_tokens tokens after prompt_ids (a list of token ids; or a list of such lists,
+    which run one after another on one session: no continuous batching yet).
+
+    model: a model path or an InferenceSession (sdx's, or any with get_inputs/get_outputs/run). sampling:
+    "greedy", "top_k" (needs top_k) or "top_p" (needs top_p in (0, 1], takes an optional top_k); temperature
+    > 0 divides the logits before sampling; seed seeds the numpy Generator (one per prompt, the same seed).
+    eos_token_id stops a prompt early. stream(token) is called with each new token as it is decoded.
+
+    Returns a GenerationResult (a list of them for several prompts). Raises sdx.InvalidArgument for a model
+    not in the layout (naming the missing input), a token id out of range, or bad sampling parameters."""
+    many = len(prompt_ids) > 0 and not isinstance(prompt_ids[0], (int, np.integer))
+    prompts = list(prompt_ids) if many else [prompt_ids]
+    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
+    checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
+    results = []
+    for prompt in checked:
+        report: dict = {}
+        sampler = Sampler(sampling, top_k, top_p, temperature, seed)
+        tokens = []
+        for token in _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, report):
+            tokens.append(token)
+            if stream is not None:
+                stream(token)
+        results.append(GenerationResult(prompt, tokens, report))
+    return results if many else results[0]
