@@ -1,4 +1,4 @@
-"""The `sdx` command line: run, inspect, compile, bench, profile, conformance.
+"""The `sdx` command line: run, inspect, compile, bench, profile, conformance, serve, generate.
 
 Exit codes (_cli_support): 0 ok, 1 a check failed, 2 usage or input error (one line on stderr,
 `sdx: error: ...`), 3 internal error (a bug: the traceback is printed).
@@ -463,6 +463,7 @@ class _VersionAction(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     from .bench import add_parser as add_bench_parser
+    from .generate_cli import add_parser as add_generate_parser
     from .profiling import add_parser as add_profile_parser
     from .serve import add_parser as add_serve_parser
 
@@ -479,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compile(sub)
     _add_conformance(sub)
     add_serve_parser(sub)
+    add_generate_parser(sub)
     return p
 
 
