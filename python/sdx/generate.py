@@ -19,12 +19,18 @@ The report: prompt_tokens, new_tokens, prefill_ms, prefill_tokens_per_s, decode_
 per_token_latency_p50_us / _p90_us (a decode step: the run and the sampling), hit_rate (the CUDA-graphs
 article's definition: decode steps that replayed a captured plan / all decode steps, read from each run's
 report, `execution_mode == "CPU_REPLAY"`; None for a session without run reports, e.g. onnxruntime's),
-replayed_steps, stopped_by ("max_new_tokens" or "eos").
+replayed_steps, kv_bucket and kv_bucket_check (the KV buckets, below), padding_waste (the mean share of the
+key positions fed that were padding), stopped_by ("max_new_tokens" or "eos").
 
-This is the first increment of issue 21: batch 1, the cache concatenated by the model as exported. Several
-prompts run one after another on one session (generate() given a list of prompts); continuous batching,
-shape buckets and a paged KV cache come later, so today a decode step's shapes differ from every earlier
-step's (the KV grows by one) and the hit rate is ~0.
+KV buckets (kv_bucket, default 128): decode steps feed the past in buffers of a multiple of kv_bucket slots,
+the empty ones masked out by attention_mask (_kv_slots.py), so a step's shapes stay those of the last step
+until its bucket fills, and the session replays one captured plan per bucket. The first decode step is run
+both ways and the buckets are kept only when the logits agree (a model that masks keys by attention_mask);
+otherwise the decode runs at exact shapes and kv_bucket_check says why.
+
+Issue 21's increments so far: batch 1, the cache concatenated by the model as exported, KV buckets driven
+from here. Several prompts run one after another on one session (generate() given a list of prompts);
+continuous batching, buckets inside the engine (for a user's own step loop) and a paged KV cache come later.
 """
 from __future__ import annotations
 
@@ -36,9 +42,19 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ._kv_slots import KVSlots
 from ._sdx import InvalidArgument
 
 SAMPLINGS = ("greedy", "top_k", "top_p")
+DEFAULT_KV_BUCKET = 128
+
+
+def _check_bucket(kv_bucket: Any) -> int | None:
+    if kv_bucket is None or kv_bucket == 0:
+        return None
+    if isinstance(kv_bucket, bool) or not isinstance(kv_bucket, (int, np.integer)) or kv_bucket < 1:
+        raise InvalidArgument(f"kv_bucket must be a whole number >= 1 (or None: exact shapes), not {kv_bucket!r}")
+    return int(kv_bucket)
 _PAST = re.compile(r"past_key_values\.(\d+)\.(key|value)$")
 
 
@@ -184,8 +200,38 @@ def _check_prompt(prompt: Any, layout: DecoderLayout, index: int) -> list:
     return ids
 
 
+def _exact_feeds(layout: DecoderLayout, token: int, total: int, presents: list) -> dict:
+    """One decode step's feeds at exact shapes: the past is the previous step's present.*."""
+    feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": np.ones((1, total), np.int64)}
+    if layout.has_position_ids:
+        feeds["position_ids"] = np.asarray([[total - 1]], np.int64)
+    feeds.update(zip(layout.past_names, presents))
+    return feeds
+
+
+def _bucket_feeds(layout: DecoderLayout, token: int, slots: KVSlots) -> dict:
+    feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": slots.mask()}
+    if layout.has_position_ids:
+        feeds["position_ids"] = np.asarray([[slots.length]], np.int64)
+    feeds.update(zip(layout.past_names, slots.buffers))
+    return feeds
+
+
+def _bucket_check(sess: Any, layout: DecoderLayout, exact: dict, bucketed: dict) -> tuple[bool, str]:
+    """Runs one step both ways: the buckets are kept when the logits agree (same argmax, within 1e-4 of the
+    largest magnitude), which holds when the model masks keys by attention_mask."""
+    a = sess.run(["logits"], exact)[0][0, -1].astype(np.float64)
+    b = sess.run(["logits"], bucketed)[0][0, -1].astype(np.float64)
+    diff = float(np.max(np.abs(a - b)))
+    scale = max(1.0, float(np.max(np.abs(a))))
+    if int(np.argmax(a)) == int(np.argmax(b)) and diff <= 1e-4 * scale:
+        return True, f"passed: logits within {diff:.3g} of the exact-shape step's"
+    return False, (f"failed: the padded step's logits differ from the exact-shape step's by up to {diff:.3g} "
+                   "(the model does not mask padded keys by attention_mask?); exact shapes used")
+
+
 def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, sampler: Sampler,
-           eos_token_id: int | None, report: dict) -> Iterator[int]:
+           eos_token_id: int | None, report: dict, kv_bucket: int | None = None) -> Iterator[int]:
     """Yields the new tokens one by one, filling `report` as it goes (complete when the generator ends)."""
     with_report = hasattr(sess, "run_with_report")
     feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
@@ -193,12 +239,17 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
         feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
     feeds.update(zip(layout.past_names, layout.empty_past()))
     latencies, replayed, stopped_by, t_decode = [], 0, "max_new_tokens", 0.0
+    slots: KVSlots | None = None
+    wastes: list = []
+    report["kv_bucket"], report["kv_bucket_check"] = kv_bucket, None
     for step in range(max_new_tokens):
         t0 = time.perf_counter()
         if with_report:
             outs, run_report = sess.run_with_report(layout.output_names, feeds)
         else:
             outs, run_report = sess.run(layout.output_names, feeds), None
+        if slots is not None:
+            slots.append(outs[1:])
         token = sampler(outs[0][0, -1])
         dt = time.perf_counter() - t0
         if step == 0:
@@ -213,11 +264,16 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
             break
         if step + 1 == max_new_tokens:
             break
-        total = feeds["attention_mask"].shape[1] + 1
-        feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": np.ones((1, total), np.int64)}
-        if layout.has_position_ids:
-            feeds["position_ids"] = np.asarray([[total - 1]], np.int64)
-        feeds.update(zip(layout.past_names, outs[1:]))
+        if step == 0 and kv_bucket:
+            candidate = KVSlots.from_prefill(outs[1:], kv_bucket)
+            exact = _exact_feeds(layout, token, len(prompt) + 1, outs[1:])
+            ok, report["kv_bucket_check"] = _bucket_check(sess, layout, exact, _bucket_feeds(layout, token, candidate))
+            slots = candidate if ok else None
+        if slots is not None:
+            wastes.append(slots.waste())
+            feeds = _bucket_feeds(layout, token, slots)
+        else:
+            feeds = _exact_feeds(layout, token, feeds["attention_mask"].shape[1] + 1, outs[1:])
     lat_us = np.asarray(latencies) * 1e6
     report.update({
         "prompt_tokens": len(prompt), "new_tokens": step + 1,
@@ -227,6 +283,7 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
         "per_token_latency_p90_us": float(np.percentile(lat_us, 90)) if latencies else None,
         "replayed_steps": replayed if with_report else None,
         "hit_rate": (replayed / len(latencies) if latencies else None) if with_report else None,
+        "padding_waste": float(np.mean(wastes)) if wastes else 0.0,
         "stopped_by": stopped_by})
 
 
@@ -253,18 +310,20 @@ def check_request(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: 
 def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, *, sampling: str = "greedy",
                     top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
                     seed: int | None = None, eos_token_id: int | None = None, sess_options: Any = None,
-                    report: dict | None = None) -> Iterator[int]:
+                    report: dict | None = None, kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Iterator[int]:
     """Yields the new token ids of one prompt as they are decoded. Pass a dict as `report` to receive the
     report (filled when the generator is exhausted). Arguments as generate()."""
     sess, layout, sampler = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
     prompt = _check_prompt(prompt_ids, layout, 0)
-    return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report)
+    return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report,
+                  _check_bucket(kv_bucket))
 
 
 def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int, *,
              sampling: str = "greedy", top_k: int | None = None, top_p: float | None = None,
              temperature: float = 1.0, seed: int | None = None, eos_token_id: int | None = None,
-             sess_options: Any = None, stream: Callable[[int], Any] | None = None) -> Any:
+             sess_options: Any = None, stream: Callable[[int], Any] | None = None,
+             kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Any:
     """Decodes up to max_new_tokens tokens after prompt_ids (a list of token ids; or a list of such lists,
     which run one after another on one session: no continuous batching yet).
 
@@ -272,6 +331,10 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     "greedy", "top_k" (needs top_k) or "top_p" (needs top_p in (0, 1], takes an optional top_k); temperature
     > 0 divides the logits before sampling; seed seeds the numpy Generator (one per prompt, the same seed).
     eos_token_id stops a prompt early. stream(token) is called with each new token as it is decoded.
+    kv_bucket (default 128; None or 0: off): decode steps feed the KV cache in buffers of a multiple of this
+    many slots, padded and masked (_kv_slots.py), so steps keep their shapes and replay one plan per bucket;
+    checked on the first step against the exact-shape step (report["kv_bucket_check"]), exact shapes
+    otherwise.
 
     Returns a GenerationResult (a list of them for several prompts). Raises sdx.InvalidArgument for a model
     not in the layout (naming the missing input), a token id out of range, or bad sampling parameters."""
@@ -279,12 +342,13 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     prompts = list(prompt_ids) if many else [prompt_ids]
     sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
     checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
+    bucket = _check_bucket(kv_bucket)
     results = []
     for prompt in checked:
         report: dict = {}
         sampler = Sampler(sampling, top_k, top_p, temperature, seed)
         tokens = []
-        for token in _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, report):
+        for token in _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, report, bucket):
             tokens.append(token)
             if stream is not None:
                 stream(token)

@@ -54,7 +54,9 @@ def _report_line(rep: dict) -> str:
     return (f"  {rep['new_tokens']} tokens ({rep['stopped_by']}); prefill {rep['prompt_tokens']} tokens in "
             f"{rep['prefill_ms']:.2f} ms ({rep['prefill_tokens_per_s']:.0f} tokens/s); decode "
             f"{f(rep['decode_tokens_per_s'], '.1f')} tokens/s, per-token p50 {f(rep['per_token_latency_p50_us'], '.0f')} us"
-            f"; replay hit rate {hit}")
+            f"; replay hit rate {hit}"
+            + (f"; KV buckets of {rep['kv_bucket']} ({rep['kv_bucket_check']}), padding {rep['padding_waste']:.1%}"
+               if rep.get("kv_bucket") else ""))
 
 
 def cmd_generate(args) -> int:
@@ -77,7 +79,7 @@ def cmd_generate(args) -> int:
             stream = (lambda t: print(f" {t}", end="", flush=True)) if show else None
             r = sdx.generate(sess, prompt, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k,
                              top_p=args.top_p, temperature=args.temperature, seed=args.seed,
-                             eos_token_id=args.eos_token_id, stream=stream)
+                             eos_token_id=args.eos_token_id, stream=stream, kv_bucket=args.kv_bucket or None)
             if show:
                 print("\n" + _report_line(r.report))
             results.append(r)
@@ -93,7 +95,7 @@ def _write_json(args, results: list) -> None:
     replayed = [r.report["replayed_steps"] for r in results]
     doc = {"model": args.model, "max_new_tokens": args.max_new_tokens, "sampling": args.sampling,
            "top_k": args.top_k, "top_p": args.top_p, "temperature": args.temperature, "seed": args.seed,
-           "threads": args.threads,
+           "threads": args.threads, "kv_bucket": args.kv_bucket or None,
            "hit_rate": (sum(replayed) / steps if steps else None) if None not in replayed else None,
            "prompts": [{"prompt": r.prompt, "tokens": r.tokens,
                         "tokens_per_s": {"prefill": r.report["prefill_tokens_per_s"],
@@ -111,7 +113,7 @@ def _write_json(args, results: list) -> None:
 
 def add_parser(sub) -> None:
     """Registers `sdx generate` on the CLI's subparsers."""
-    from .generate import SAMPLINGS
+    from .generate import DEFAULT_KV_BUCKET, SAMPLINGS
 
     g = sub.add_parser("generate", help="decode tokens with a decoder in Optimum's with-past ONNX layout",
                        description="Prefill the prompt, then decode one token per step with the KV cache fed back "
@@ -129,6 +131,10 @@ def add_parser(sub) -> None:
     g.add_argument("--seed", type=int_at_least(0), help="seed of the sampling's random generator")
     g.add_argument("--eos-token-id", type=int_at_least(0), help="stop a prompt at this token")
     g.add_argument("--threads", type=int_at_least(0), default=0, help="intra-op threads (default: physical cores)")
+    g.add_argument("--kv-bucket", type=int_at_least(0), default=DEFAULT_KV_BUCKET, metavar="N",
+                   help=f"feed the KV cache in buffers of a multiple of N slots, padded and masked, so decode steps "
+                        f"replay one plan per bucket (checked against exact shapes on the first step; default "
+                        f"{DEFAULT_KV_BUCKET}; 0: exact shapes)")
     g.add_argument("--json", metavar="FILE",
                    help="write tokens, tokens/s, hit_rate and per-token latency as JSON ('-': to stdout, instead "
                         "of the text)")

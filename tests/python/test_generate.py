@@ -91,12 +91,12 @@ def test_greedy_tokens_equal_onnxruntime_loop(model_path):
 
 
 def test_hit_rate_counts_replayed_steps(model_path):
-    """A session that has already run every decode shape (same prompt, twice) replays them the second time:
-    the hit rate comes from the run reports, not a constant."""
+    """At exact shapes (kv_bucket=None), a session that has already run every decode shape (same prompt,
+    twice) replays them the second time: the hit rate comes from the run reports, not a constant."""
     sess = sdx.InferenceSession(model_path)
-    first = sdx.generate(sess, [3, 4], 6)
+    first = sdx.generate(sess, [3, 4], 6, kv_bucket=None)
     for _ in range(3):
-        again = sdx.generate(sess, [3, 4], 6)
+        again = sdx.generate(sess, [3, 4], 6, kv_bucket=None)
     assert again.tokens == first.tokens
     assert first.report["hit_rate"] == 0.0
     assert again.report["hit_rate"] == 1.0 and again.report["replayed_steps"] == 5
@@ -230,3 +230,45 @@ def test_cli_errors(model_path):
     assert r.returncode == 2 and "top_p must be in (0, 1]" in r.stderr
     r = _cli(model_path)
     assert r.returncode == 2 and "--prompt-ids" in r.stderr
+
+
+def test_kv_buckets_replay_and_give_the_exact_tokens(model_path):
+    """KV buckets (the default): decode steps keep their shapes within a bucket and replay; the tokens are
+    those of exact-shape decoding, and of onnxruntime's loop."""
+    prompt = [5, 9, 2, 7]
+    exact = sdx.generate(sdx.InferenceSession(model_path), prompt, 70, kv_bucket=None)
+    bucketed = sdx.generate(sdx.InferenceSession(model_path), prompt, 70, kv_bucket=16)
+    assert bucketed.tokens == exact.tokens == _ort_greedy(model_path, prompt, 70)
+    rep = bucketed.report
+    assert rep["kv_bucket"] == 16 and rep["kv_bucket_check"].startswith("passed"), rep["kv_bucket_check"]
+    # 69 steps over 5 buckets (16, 32, ..., 80 slots): a few warmup/capture steps per bucket, the rest replay.
+    assert rep["hit_rate"] >= 0.7 and exact.report["hit_rate"] == 0.0, (rep["hit_rate"], exact.report["hit_rate"])
+    assert 0.0 < rep["padding_waste"] < 0.5
+    assert exact.report["kv_bucket"] is None and exact.report["padding_waste"] == 0.0
+
+
+def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_path):
+    """A decoder that does not mask keys by attention_mask would attend to the empty slots: the first-step
+    check sees the logits differ, and decoding runs at exact shapes, saying why."""
+    m = onnx.load(model_path)
+    ones = onnx.helper.make_node("ConstantOfShape", ["mask_shape"], ["mask_ones"],
+                                 value=onnx.helper.make_tensor("one", onnx.TensorProto.INT64, [1], [1]))
+    shape = onnx.helper.make_node("Shape", ["attention_mask"], ["mask_shape"])
+    for node in m.graph.node:
+        node.input[:] = ["mask_ones" if x == "attention_mask" else x for x in node.input]
+    m.graph.node.insert(0, ones)
+    m.graph.node.insert(0, shape)
+    path = tmp_path / "unmasked.onnx"
+    onnx.save(m, str(path))
+    prompt = [5, 9, 2, 7]
+    exact = sdx.generate(str(path), prompt, 12, kv_bucket=None)
+    r = sdx.generate(str(path), prompt, 12, kv_bucket=16)
+    assert r.report["kv_bucket_check"].startswith("failed"), r.report["kv_bucket_check"]
+    assert "exact shapes used" in r.report["kv_bucket_check"]
+    assert r.tokens == exact.tokens and r.report["padding_waste"] == 0.0
+
+
+@pytest.mark.parametrize("bad", [0.5, -1, "16", True])
+def test_bad_kv_bucket(model_path, bad):
+    with pytest.raises(sdx.InvalidArgument, match="kv_bucket must be a whole number"):
+        sdx.generate(model_path, [1, 2], 3, kv_bucket=bad)
