@@ -15,6 +15,8 @@ past_key_values.*.
    KV length neither engine has seen before, as in a real decode (sdx keeps one plan per exact input-shape
    signature; a length seen in an earlier round would replay). Reported: p50 per-step latency of each
    engine over all rounds and the median of the per-round ratios sdx / onnxruntime (timing.paired_ratios).
+   A third engine, sdx_buckets, runs the same loop with the past in KV buckets (--bucket slots, the
+   default of sdx.generate's kv_bucket; python/sdx/_kv_slots.py), its ratio to onnxruntime reported too.
 2. Decoding --new-tokens (512) from a --prompt-len (16) token prompt under greedy: the tokens of sdx and
    onnxruntime must be identical; sdx's hit rate (decode steps whose run report says CPU_REPLAY / all
    decode steps), each engine's per-token p50 and tokens/s. sdx.generate runs the same decode too, and its
@@ -79,6 +81,27 @@ def decode_steps(sess, dec: Decoder, token: int, past: list, steps: int, with_re
     return out, ns, replayed
 
 
+def decode_steps_bucketed(sess, dec: Decoder, token: int, past: list, steps: int, bucket: int) -> tuple:
+    """decode_steps with the past in KV buckets (sdx.generate's kv_bucket, python/sdx/_kv_slots.py): the same
+    greedy loop, each step's time including the slot bookkeeping (mask, the new token's K/V copied in)."""
+    from sdx._kv_slots import KVSlots
+
+    slots = KVSlots.from_prefill(list(past), bucket)
+    out, ns = [], []
+    clock = time.perf_counter_ns
+    for _ in range(steps):
+        t0 = clock()
+        feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": slots.mask(),
+                 "position_ids": np.asarray([[slots.length]], np.int64)}
+        feeds.update(zip(dec.past_names, slots.buffers))
+        res = sess.run(None, feeds)
+        slots.append(res[1:])
+        token = int(res[0][0, -1].argmax())
+        ns.append(clock() - t0)
+        out.append(token)
+    return out, ns, 0
+
+
 def prefill(sess, dec: Decoder, ids: list) -> tuple:
     """(next greedy token, presents) of a prompt run with an empty past."""
     res = sess.run(None, dec.feeds(ids, len(ids), dec.empty_past()))
@@ -93,8 +116,10 @@ def make_sdx(path: str, threads: int):
     return sdx.InferenceSession(path, opts)
 
 
-def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: int, vocab: int) -> list:
-    engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads)}
+def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: int, vocab: int,
+               bucket: int = 128) -> list:
+    engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads),
+               "sdx_buckets": make_sdx(path, threads)}
     dec = Decoder(engines["onnxruntime"])
     rng = np.random.default_rng(0)
     for sess in engines.values():  # first-call costs (allocation, JIT) out of the figures: a short decode
@@ -106,21 +131,30 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         for r in range(rounds):
             start = kv + r * steps - 1  # the first step reads a past of kv + r*steps - 1 and writes that + 1
             tok, past = prefill(engines["onnxruntime"], dec, rng.integers(0, vocab, start).tolist())
-            order = list(engines)[r % 2:] + list(engines)[:r % 2]
+            order = list(engines)[r % 3:] + list(engines)[:r % 3]
             for name in order:
                 time.sleep(SETTLE_S)
-                _, ns, _ = decode_steps(engines[name], dec, tok, past, steps)
+                if name == "sdx_buckets":
+                    _, ns, _ = decode_steps_bucketed(engines[name], dec, tok, past, steps, bucket)
+                else:
+                    _, ns, _ = decode_steps(engines[name], dec, tok, past, steps)
                 samples[name].append(ns)
         ratios = paired_ratios(samples["sdx"], samples["onnxruntime"])
+        bucket_ratios = paired_ratios(samples["sdx_buckets"], samples["onnxruntime"])
         row = {"threads": threads, "kv": kv, "kv_range": [kv, kv + rounds * steps - 1]}
         for name, s in samples.items():
             row[f"{name}_p50_us"] = float(np.percentile(np.concatenate(s), 50)) / 1e3
         row["ratio_median"] = float(np.median(ratios))
         row["ratio_range"] = [float(min(ratios)), float(max(ratios))]
+        row["bucket"] = bucket
+        row["buckets_ratio_median"] = float(np.median(bucket_ratios))
+        row["buckets_ratio_range"] = [float(min(bucket_ratios)), float(max(bucket_ratios))]
         rows.append(row)
         print(f"  threads {threads}, KV {kv}..{row['kv_range'][1]}: sdx p50 {row['sdx_p50_us']:.0f} us, onnxruntime "
               f"{row['onnxruntime_p50_us']:.0f} us, sdx/onnxruntime {row['ratio_median']:.2f}x "
-              f"(rounds {row['ratio_range'][0]:.2f}..{row['ratio_range'][1]:.2f})", flush=True)
+              f"(rounds {row['ratio_range'][0]:.2f}..{row['ratio_range'][1]:.2f}); sdx with KV buckets of {bucket} "
+              f"{row['sdx_buckets_p50_us']:.0f} us, {row['buckets_ratio_median']:.2f}x "
+              f"(rounds {row['buckets_ratio_range'][0]:.2f}..{row['buckets_ratio_range'][1]:.2f})", flush=True)
     return rows
 
 
