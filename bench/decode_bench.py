@@ -82,10 +82,13 @@ def decode_steps(sess, dec: Decoder, token: int, past: list, steps: int, with_re
 
 
 def decode_steps_bucketed(sess, dec: Decoder, token: int, past: list, steps: int, bucket: int) -> tuple:
-    """decode_steps with the past in KV buckets (sdx.generate's kv_bucket, python/sdx/_kv_slots.py): the same
-    greedy loop, each step's time including the slot bookkeeping (mask, the new token's K/V copied in)."""
+    """decode_steps with the past in KV buckets, as sdx.generate runs it (kv_bucket, python/sdx/_kv_slots.py;
+    sess made from _decoder_graph.with_new_kv_outputs, so a step copies out each layer's new K/V, not the
+    whole present.*): the same greedy loop, each step's time including the slot bookkeeping."""
+    from sdx._decoder_graph import NEW_KV_PREFIX
     from sdx._kv_slots import KVSlots
 
+    names = ["logits"] + [NEW_KV_PREFIX + n.replace("past_key_values.", "present.") for n in dec.past_names]
     slots = KVSlots.from_prefill(list(past), bucket)
     out, ns = [], []
     clock = time.perf_counter_ns
@@ -94,7 +97,7 @@ def decode_steps_bucketed(sess, dec: Decoder, token: int, past: list, steps: int
         feeds = {"input_ids": np.asarray([[token]], np.int64), "attention_mask": slots.mask(),
                  "position_ids": np.asarray([[slots.length]], np.int64)}
         feeds.update(zip(dec.past_names, slots.buffers))
-        res = sess.run(None, feeds)
+        res = sess.run(names, feeds)
         slots.append(res[1:])
         token = int(res[0][0, -1].argmax())
         ns.append(clock() - t0)
@@ -118,8 +121,10 @@ def make_sdx(path: str, threads: int):
 
 def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: int, vocab: int,
                bucket: int = 128) -> list:
+    from sdx._decoder_graph import with_new_kv_outputs
+
     engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads),
-               "sdx_buckets": make_sdx(path, threads)}
+               "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads)}
     dec = Decoder(engines["onnxruntime"])
     rng = np.random.default_rng(0)
     for sess in engines.values():  # first-call costs (allocation, JIT) out of the figures: a short decode
@@ -176,7 +181,9 @@ def long_decode(path: str, threads: int, prompt_len: int, new_tokens: int, vocab
         if name == "sdx":
             out["sdx_hit_rate"] = replayed / len(ns)
     time.sleep(SETTLE_S)
-    g = sdx.generate(make_sdx(path, threads), prompt, new_tokens)
+    opts = sdx.SessionOptions()
+    opts.intra_op_num_threads = threads
+    g = sdx.generate(path, prompt, new_tokens, sess_options=opts)  # by path: it copies out only the new K/V
     out["tokens_identical"] = tokens["sdx"] == tokens["onnxruntime"]
     out["first_difference"] = next((i for i, (a, b) in enumerate(zip(tokens["sdx"], tokens["onnxruntime"])) if a != b),
                                    None)

@@ -53,11 +53,12 @@ class KVSlots:
         return m
 
     def append(self, presents: list) -> None:
-        """Stores the new token's K/V (the last position of each present.*) in the next free slot, growing the
-        buffers to the next bucket when they are full."""
+        """Stores the new token's K/V in the next free slot: each present.* [1, H, P + 1, D] (its last position)
+        or the new K/V alone [1, H, 1, D] (_decoder_graph.py's outputs); grows the buffers to the next bucket
+        when they are full."""
         p = self.capacity
         for b, x in zip(self.buffers, presents):
-            b[:, :, self.length] = x[:, :, p]
+            b[:, :, self.length] = x[:, :, 0] if x.shape[2] == 1 else x[:, :, p]
         self.length += 1
         if self.length == p:  # full: the next step needs a free slot
             grown = self.capacity_for(self.length, self.bucket)

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ._decoder_graph import NEW_KV_PREFIX, with_new_kv_outputs
 from ._kv_slots import KVSlots
 from ._sdx import InvalidArgument
 
@@ -96,6 +97,7 @@ class DecoderLayout:
             raise InvalidArgument(f"{where} has input '{extra[0]}', which the with-past layout does not have "
                                   "(a merged decoder's use_cache_branch is not supported yet)")
         self.has_position_ids = "position_ids" in inputs
+        self.bucket_output_names: list | None = None  # logits and each step's new K/V (_decoder_graph.py)
         kv = inputs["past_key_values.0.key"]
         if len(kv.shape) != 4 or not all(isinstance(d, int) for d in (kv.shape[1], kv.shape[3])):
             raise InvalidArgument(f"{where}: past_key_values.0.key has shape {kv.shape}; expected [batch, heads, "
@@ -173,14 +175,22 @@ class Sampler:
         return int(ids[self.rng.choice(len(ids), p=p)])
 
 
-def _session(model: Any, sess_options: Any) -> tuple[Any, str | None]:
+def _session(model: Any, sess_options: Any, new_kv: bool = False) -> tuple[Any, str | None, dict | None]:
+    """(session, model path or None, {present name: new-K/V output name} or None). With new_kv, a model given
+    by path is loaded with each step's new K/V as extra outputs (_decoder_graph.py) when its graph allows."""
     if isinstance(model, (str, os.PathLike)):
         from ._session import InferenceSession
 
-        return InferenceSession(os.fspath(model), sess_options), os.fspath(model)
+        path = os.fspath(model)
+        edited = with_new_kv_outputs(path) if new_kv else None
+        if edited is not None:
+            return InferenceSession(edited[0], sess_options), path, dict(zip(edited[1], edited[2]))
+        return InferenceSession(path, sess_options), path, None
     if not (hasattr(model, "get_inputs") and hasattr(model, "run")):
         raise InvalidArgument(f"model must be a model path or an InferenceSession, not {type(model).__name__}")
-    return model, getattr(model, "_model_path", None)
+    names = {o.name for o in model.get_outputs()} if hasattr(model, "get_outputs") else set()
+    new = {n[len(NEW_KV_PREFIX):]: n for n in names if n.startswith(NEW_KV_PREFIX)}  # a session check_request made
+    return model, getattr(model, "_model_path", None), (new or None) if new_kv else None
 
 
 def _check_prompt(prompt: Any, layout: DecoderLayout, index: int) -> list:
@@ -244,10 +254,11 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
     report["kv_bucket"], report["kv_bucket_check"] = kv_bucket, None
     for step in range(max_new_tokens):
         t0 = time.perf_counter()
+        names = layout.bucket_output_names if slots is not None and layout.bucket_output_names else layout.output_names
         if with_report:
-            outs, run_report = sess.run_with_report(layout.output_names, feeds)
+            outs, run_report = sess.run_with_report(names, feeds)
         else:
-            outs, run_report = sess.run(layout.output_names, feeds), None
+            outs, run_report = sess.run(names, feeds), None
         if slots is not None:
             slots.append(outs[1:])
         token = sampler(outs[0][0, -1])
@@ -288,20 +299,24 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
 
 
 def _prepare(model: Any, max_new_tokens: Any, sampling: str, top_k: Any, top_p: Any, temperature: Any, seed: Any,
-             sess_options: Any) -> tuple:
+             sess_options: Any, kv_bucket: int | None = None) -> tuple:
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
         raise InvalidArgument(f"max_new_tokens must be a whole number >= 1, not {max_new_tokens!r}")
     sampler = Sampler(sampling, top_k, top_p, temperature, seed)
-    sess, path = _session(model, sess_options)
-    return sess, DecoderLayout(sess, path), sampler
+    sess, path, new_kv = _session(model, sess_options, new_kv=kv_bucket is not None)
+    layout = DecoderLayout(sess, path)
+    if new_kv is not None:  # decode steps with buckets copy out the new K/V only, not the whole present.*
+        layout.bucket_output_names = ["logits"] + [new_kv[n] for n in layout.output_names[1:]]
+    return sess, layout, sampler
 
 
 def check_request(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: int, *, sampling: str = "greedy",
                   top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
-                  seed: int | None = None, sess_options: Any = None) -> Any:
+                  seed: int | None = None, sess_options: Any = None, kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Any:
     """Checks a request before any token is decoded (the model's layout, every prompt's token ids, the
     sampling parameters) and returns the session to run it on; raises InvalidArgument as generate() does."""
-    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
+    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options,
+                               _check_bucket(kv_bucket))
     for i, p in enumerate(prompts):
         _check_prompt(p, layout, i)
     return sess
@@ -313,10 +328,12 @@ def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, 
                     report: dict | None = None, kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Iterator[int]:
     """Yields the new token ids of one prompt as they are decoded. Pass a dict as `report` to receive the
     report (filled when the generator is exhausted). Arguments as generate()."""
-    sess, layout, sampler = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
+    bucket = _check_bucket(kv_bucket)
+    sess, layout, sampler = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options,
+                                     bucket)
     prompt = _check_prompt(prompt_ids, layout, 0)
     return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report,
-                  _check_bucket(kv_bucket))
+                  bucket)
 
 
 def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int, *,
@@ -340,9 +357,9 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     not in the layout (naming the missing input), a token id out of range, or bad sampling parameters."""
     many = len(prompt_ids) > 0 and not isinstance(prompt_ids[0], (int, np.integer))
     prompts = list(prompt_ids) if many else [prompt_ids]
-    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options)
-    checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
     bucket = _check_bucket(kv_bucket)
+    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options, bucket)
+    checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
     results = []
     for prompt in checked:
         report: dict = {}

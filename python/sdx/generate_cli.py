@@ -69,8 +69,8 @@ def cmd_generate(args) -> int:
         opts.intra_op_num_threads = args.threads
     try:
         sess = check_request(
-            sdx.InferenceSession(args.model, opts), prompts, args.max_new_tokens, sampling=args.sampling,
-            top_k=args.top_k, top_p=args.top_p, temperature=args.temperature, seed=args.seed)
+            args.model, prompts, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k, top_p=args.top_p,
+            temperature=args.temperature, seed=args.seed, sess_options=opts, kv_bucket=args.kv_bucket or None)
         show = args.json != "-"
         results = []
         for i, prompt in enumerate(prompts):

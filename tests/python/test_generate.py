@@ -245,6 +245,22 @@ def test_kv_buckets_replay_and_give_the_exact_tokens(model_path):
     assert rep["hit_rate"] >= 0.7 and exact.report["hit_rate"] == 0.0, (rep["hit_rate"], exact.report["hit_rate"])
     assert 0.0 < rep["padding_waste"] < 0.5
     assert exact.report["kv_bucket"] is None and exact.report["padding_waste"] == 0.0
+    # Given a path, the decode steps copy out only each step's new K/V (_decoder_graph.py): same tokens.
+    by_path = sdx.generate(model_path, prompt, 70, kv_bucket=16)
+    assert by_path.tokens == exact.tokens and by_path.report["hit_rate"] >= 0.7
+
+
+def test_new_kv_outputs_are_the_concatenated_values(model_path):
+    from sdx._decoder_graph import NEW_KV_PREFIX, with_new_kv_outputs
+
+    edited, presents, news = with_new_kv_outputs(model_path)
+    assert presents == [f"present.{i}.{k}" for i in range(2) for k in ("key", "value")]
+    assert news == [NEW_KV_PREFIX + p for p in presents]
+    sess = sdx.InferenceSession(edited)
+    feeds = _feeds([3, 1, 4], 3, [np.zeros((1, 2, 0, 32), np.float32)] * 4)
+    outs = dict(zip(presents + news, sess.run(presents + news, feeds)))
+    for p, n in zip(presents, news):  # an empty past: present is the new K/V
+        np.testing.assert_array_equal(outs[p], outs[n])
 
 
 def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_path):
