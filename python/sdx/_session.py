@@ -422,8 +422,9 @@ class InferenceSession:
         """Each subgraph body of the model (If branch, Loop or Scan body) as it stands now: body, attribute,
         owner, owner_op, plan (True: a plan of its own, captured and replayed; False: interpreted node by
         node), why (when interpreted), calls, replays, new_plans, captured_steps and gap_steps of its last
-        call, last_fallback (why its last call did not replay), and nested (the bodies inside it). Empty with
-        subgraph_plans off."""
+        call, last_fallback (why its last call did not replay), rewrites ({pass: count} the optimizer made
+        in the body's own graph, which optimization_report() does not show), and nested (the bodies inside
+        it). Empty with subgraph_plans off."""
         return self._native.subgraph_reports()
 
     def jit_stats(self) -> dict:

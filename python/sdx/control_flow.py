@@ -90,6 +90,8 @@ def _state(frame: dict) -> str:
         s += f"; last call {r['captured_steps']} captured step(s), {r['gap_steps']} gap step(s)"
     if r.get("last_fallback"):
         s += f"; last call not replayed: {r['last_fallback']}"
+    if r.get("rewrites"):
+        s += "; optimizer: " + ", ".join(f"{p} x{n}" for p, n in r["rewrites"].items())
     return s
 
 

@@ -809,6 +809,9 @@ class PySession {
       d["captured_steps"] = r.captured_steps;
       d["gap_steps"] = r.gap_steps;
       d["last_fallback"] = r.last_fallback;
+      nb::dict rewrites;
+      for (const auto& [pass, n] : r.rewrites) rewrites[nb::str(pass.c_str())] = n;
+      d["rewrites"] = rewrites;
       d["nested"] = body_report_list(r.nested);
       out.append(d);
     }

@@ -1,7 +1,8 @@
 // What a session knows about each subgraph body it holds (If branches, Loop and Scan bodies): whether
 // the body runs as a plan of its own (runtime/body_session.h) or is interpreted node by node, why, and,
 // for a plan, how its calls went: calls, replays, new plans (a new input shape each), the last call's
-// captured and gap steps and why it did not replay. Bodies nested in a body's graph are its `nested`.
+// captured and gap steps and why it did not replay, and what the optimizer rewrote in it. Bodies nested in
+// a body's graph are its `nested`.
 //
 //   for (const BodyReport& b : session.body_reports())
 //     printf("%s of %s: %s, %llu of %llu calls replayed\n", b.body.c_str(), b.owner.c_str(),
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sdx::runtime {
@@ -26,6 +28,9 @@ struct BodyReport {
   uint64_t new_plans = 0;  // calls that met a new input signature (warmup, freeze, capture)
   int32_t captured_steps = 0, gap_steps = 0;  // the last call's
   std::string last_fallback;  // why the last call did not replay; empty when it replayed
+  // What the optimizer did to the body's own graph (pass -> rewrites, those that rewrote something; a
+  // plan's body is optimized as a model of its own, so the top-level report does not show these).
+  std::vector<std::pair<std::string, int>> rewrites;
   std::vector<BodyReport> nested;
 };
 

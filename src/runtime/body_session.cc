@@ -78,6 +78,8 @@ class BodySession final : public SubgraphBody {
     const char* fallback = last_fallback_.load(std::memory_order_relaxed);
     r.last_fallback = fallback ? fallback : "";
     r.nested = session_->body_reports();
+    for (const auto& [pass, n] : session_->optimization().rewrites_per_pass)
+      if (n > 0) r.rewrites.emplace_back(pass, n);
     return r;
   }
 

@@ -133,3 +133,29 @@ def test_visualize_without_onnx_is_a_usage_error(tmp_path, monkeypatch):
             f"sys.exit(main(['inspect', {str(path)!r}, '--control-flow']))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and "pip install onnx" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_a_bodys_own_rewrites_are_reported():
+    """A branch is optimized as a model of its own, outer constants folded in: Add(two, three) folds there,
+    which the top-level optimizer report (which does not enter subgraphs) cannot show."""
+    then_g = helper.make_graph([helper.make_node("Add", ["two", "three"], ["five"]),
+                                helper.make_node("Mul", ["x", "five"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [3])])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="pick")],
+                          "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+                          [numpy_helper.from_array(np.float32(2), "two"), numpy_helper.from_array(np.float32(3), "three")])
+    model = helper.make_model(g, opset_imports=OPSET)
+    sess = sdx.InferenceSession(model.SerializeToString())
+    y = sess.run(None, {"c": np.array(True), "x": np.array([1, 2, 3], np.float32)})[0]
+    np.testing.assert_array_equal(y, [5, 10, 15])
+    then_r = next(r for r in sess.subgraph_reports() if r["attribute"] == "then_branch")
+    assert then_r["rewrites"].get("fold_constants", 0) >= 1, then_r
+    assert "fold_constants" not in sess.optimization_report()["rewrites_per_pass"] or \
+        sess.optimization_report()["rewrites_per_pass"]["fold_constants"] == 0
+    tree = control_flow.frame_tree(model)
+    control_flow.attach_reports(tree, sess.subgraph_reports())
+    assert "fold_constants x1" in control_flow.format_tree(tree)
