@@ -10,9 +10,14 @@
 
 #include <unistd.h>
 
+#include "add_model_util.h"
+
 namespace sdx::serve {
 namespace {
 namespace fs = std::filesystem;
+using test::add_weights;
+using test::budget;
+using test::runs_right;
 
 // A repository folder of its own per test, removed afterwards. Models here are not valid ONNX (the Python
 // test serves real ones): what is checked is the folder layout, names, versions and failure reporting.
@@ -81,34 +86,6 @@ TEST_F(ModelRepositoryTest, NeverLoadedModelsAreUnavailableUnloaded) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].state, "UNAVAILABLE");
   EXPECT_EQ(rows[0].reason, "unloaded");
-}
-
-// y = x + w over x [batch, 4], w an initializer float[4] = {1, 2, 3, 4}: 16 weight bytes (the bytes of
-// tests/api/public_api_test.cc's kAddWeights, onnx 1.23.2).
-const unsigned char kAddWeights[] = {
-    8,   8,   18,  8,  115, 100, 120, 45,  116, 101, 115, 116, 58,  103, 10,  19,  10,  1,   120, 10,  1,   119,
-    18,  1,   121, 26, 3,   97,  100, 100, 34,  3,   65,  100, 100, 18,  1,   103, 42,  25,  8,   4,   16,  1,
-    34,  16,  0,   0,  128, 63,  0,   0,   0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  66,  1,   119, 90,
-    24,  10,  1,   120, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,  116, 99,  104, 10,
-    2,   8,   4,   98,  24,  10,  1,   121, 18,  19,  10,  17,  8,   1,   18,  13,  10,  7,   18,  5,   98,  97,
-    116, 99,  104, 10,  2,   8,   4,   66,  4,   10,  0,   16,  17};
-
-std::string add_weights() { return std::string(reinterpret_cast<const char*>(kAddWeights), sizeof(kAddWeights)); }
-
-ModelCache::Options budget(int64_t bytes) {
-  ModelCache::Options o;
-  o.budget_bytes = bytes;
-  return o;
-}
-
-// x + w on x = {10, 20, 30, 40}: {11, 22, 33, 44}, or the test fails.
-void runs_right(const Session& s) {
-  const int64_t dims[] = {1, 4};
-  float x[] = {10, 20, 30, 40};
-  Result<std::vector<Value>> out = s.run({{"x", Value::borrow({ElementType::kFloat32, dims, 2, x}).value()}});
-  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
-  const float* y = static_cast<const float*>(out.value()[0].data());
-  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{11, 22, 33, 44}));
 }
 
 TEST_F(ModelRepositoryTest, EvictedModelsReloadOnDemandAndStayReady) {
