@@ -4,27 +4,12 @@
 #include <unordered_set>
 
 #include "../pass_test_util.h"
+#include "control_flow_graph_util.h"
 
 namespace sdx::test {
 namespace {
 
 const std::vector<std::string> kPass = {"inline_constant_ifs"};
-
-ir::Attribute graph_attr(const std::string& name, std::shared_ptr<ir::Graph> g) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kGraph;
-  a.g = std::move(g);
-  return a;
-}
-
-ir::Value* node(ir::Graph& g, const std::string& op, const std::string& name, const std::vector<ir::Value*>& in,
-                std::vector<ir::Attribute> attrs = {}) {
-  ir::Node* n = g.add_node(op, "", name, in, {name});
-  n->set_opset(17);
-  for (ir::Attribute& a : attrs) n->add_attribute(std::move(a));
-  return n->output(0);
-}
 
 ir::Node* add_if(ir::Graph& g, ir::Value* cond, std::shared_ptr<ir::Graph> then_g, std::shared_ptr<ir::Graph> else_g,
                  const std::vector<std::string>& outs, const std::string& name = "if0") {

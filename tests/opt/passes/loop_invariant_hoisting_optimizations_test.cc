@@ -4,27 +4,12 @@
 // random ones; and a Loop that may run 0 times gets only nodes that cannot fail (so a trip count of 0 with an
 // invariant Reshape that would fail still runs).
 #include "../pass_test_util.h"
+#include "control_flow_graph_util.h"
 
 namespace sdx::test {
 namespace {
 
 const std::vector<std::string> kPass = {"hoist_loop_invariants"};
-
-ir::Attribute graph_attr(const std::string& name, std::shared_ptr<ir::Graph> g) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kGraph;
-  a.g = std::move(g);
-  return a;
-}
-
-ir::Value* node(ir::Graph& g, const std::string& op, const std::string& name, const std::vector<ir::Value*>& in,
-                std::vector<ir::Attribute> attrs = {}) {
-  ir::Node* n = g.add_node(op, "", name, in, {name});
-  n->set_opset(17);
-  for (ir::Attribute& a : attrs) n->add_attribute(std::move(a));
-  return n->output(0);
-}
 
 ir::TypeInfo f32_type(std::vector<int64_t> dims) {
   std::vector<ir::Dim> d;
