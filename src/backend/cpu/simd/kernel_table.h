@@ -33,6 +33,7 @@ struct KernelTable {
   double (*row_sum_abs)(const float* x, int64_t n);
   float (*row_max)(const float* x, int64_t n);
   float (*row_min)(const float* x, int64_t n);
+  void (*lstm_cell)(const float* pre, const float* rh, const float* rb, float* c, float* h, int64_t n);
 };
 
 const KernelTable* scalar_table();

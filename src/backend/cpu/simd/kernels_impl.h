@@ -306,6 +306,38 @@ void norm_row(const float* x, float* y, const float* scale, const float* bias, i
                      n - i);
 }
 
+// v, opaque to the optimizer: a product passed through it is rounded before it is added (these files
+// compile with GCC's default -ffp-contract=fast, which would fuse a * b + c into one multiply-add).
+template <class F>
+inline F rounded(F v) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+v"(v.v));
+#endif
+  return v;
+}
+
+// One LSTM step's element-wise work for one batch entry (lstm_cell in vector_ops.h): each line one IEEE
+// operation per element in the order of the unfused cell (rnn_cells.cc), so the bits are its bits.
+template <class S>
+void lstm_cell(const float* pre, const float* rh, const float* rb, float* c, float* h, int64_t n) {
+  using F = typename S::F;
+  auto one = [&](int64_t j, auto load, auto store) {
+    auto gate = [&](int64_t k) { return S::add(load(pre + k * n + j), S::add(load(rh + k * n + j), load(rb + k * n + j))); };
+    const F i = vsigmoid<S>(gate(0)), o = vsigmoid<S>(gate(1)), f = vsigmoid<S>(gate(2)), g = vtanh<S>(gate(3));
+    const F cn = S::add(rounded(S::mul(f, load(c + j))), rounded(S::mul(i, g)));
+    store(c + j, cn);
+    store(h + j, S::mul(o, vtanh<S>(cn)));
+  };
+  constexpr int64_t L = S::kLanes;
+  int64_t j = 0;
+  for (; j + L <= n; j += L)
+    one(j, [](const float* p) { return S::load(p); }, [](float* p, F v) { S::store(p, v); });
+  if (j < n) {
+    const int64_t m = n - j;
+    one(j, [m](const float* p) { return S::load_partial(p, m); }, [m](float* p, F v) { S::store_partial(p, v, m); });
+  }
+}
+
 template <class S>
 constexpr KernelTable make_table() {
   KernelTable t{};
@@ -337,6 +369,7 @@ constexpr KernelTable make_table() {
   t.row_sum_abs = &row_sum_abs<S>;
   t.row_max = &row_extreme<S, true>;
   t.row_min = &row_extreme<S, false>;
+  t.lstm_cell = &lstm_cell<S>;
   return t;
 }
 

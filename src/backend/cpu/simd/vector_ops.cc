@@ -37,4 +37,8 @@ double row_sum_abs(const float* x, int64_t n) { return active_table().row_sum_ab
 float row_max(const float* x, int64_t n) { return active_table().row_max(x, n); }
 float row_min(const float* x, int64_t n) { return active_table().row_min(x, n); }
 
+void lstm_cell(const float* pre, const float* rh, const float* rb, float* c, float* h, int64_t n) {
+  active_table().lstm_cell(pre, rh, rb, c, h, n);
+}
+
 }  // namespace sdx::cpu::simd

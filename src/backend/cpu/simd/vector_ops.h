@@ -54,4 +54,11 @@ double row_sum_abs(const float* x, int64_t n);
 float row_max(const float* x, int64_t n);
 float row_min(const float* x, int64_t n);
 
+// One LSTM step (default activations, no peepholes, no clip) for one batch entry of hidden size n, gates
+// in ONNX order i, o, f, c: gate_k = pre_k + (rh_k + rb_k); i, o, f = Sigmoid; g = Tanh;
+// c = f * c + i * g; h = o * Tanh(c). c and h are updated in place. Every product and sum is rounded on its
+// own (no fused multiply-add), so the bits are those of the same formulas computed op by op with the
+// functions above.
+void lstm_cell(const float* pre, const float* rh, const float* rb, float* c, float* h, int64_t n);
+
 }  // namespace sdx::cpu::simd

@@ -127,5 +127,42 @@ TEST(SimdVectorOps, SoftmaxRowWithNaNIsNaN) {
   }
 }
 
+// lstm_cell is the unfused cell's sequence of row operations bit for bit (rnn_cells.cc relies on it), at
+// every level and hidden size (full vectors, tails), NaN included where it meets the gates.
+TEST(SimdVectorOps, LstmCellIsTheOpByOpCellBitForBit) {
+  for (Isa isa : levels()) {
+    ScopedIsa scope(isa);
+    for (int64_t n : {1, 5, 16, 20, 64, 67}) {
+      std::vector<float> pre = row(4 * n), rh = row(4 * n + 3), rb = row(4 * n + 1), c0 = row(n + 2);
+      for (size_t i = 0; i < rh.size(); ++i) rh[i] = 0.5f * rh[i] + 0.01f * static_cast<float>(i % 7);
+      c0.resize(static_cast<size_t>(n));
+      if (n > 4) pre[3] = kNaN;  // one NaN gate lane
+      std::vector<float> c = c0, h(static_cast<size_t>(n));
+      lstm_cell(pre.data(), rh.data(), rb.data(), c.data(), h.data(), n);
+      // The same formulas as separate calls: t = rh + rb; gate = pre + t; activations; c = f*c + i*g; h = o*tanh(c).
+      std::vector<float> t(static_cast<size_t>(4 * n)), g(t.size());
+      binary_vv(BinaryOp::kAdd, rh.data(), rb.data(), t.data(), 4 * n);
+      binary_vv(BinaryOp::kAdd, pre.data(), t.data(), g.data(), 4 * n);
+      sigmoid(g.data(), g.data(), 3 * n);
+      tanh(g.data() + 3 * n, g.data() + 3 * n, n);
+      std::vector<float> fc(static_cast<size_t>(n)), ig(fc.size()), cw(fc.size()), hw(fc.size());
+      binary_vv(BinaryOp::kMul, g.data() + 2 * n, c0.data(), fc.data(), n);
+      binary_vv(BinaryOp::kMul, g.data(), g.data() + 3 * n, ig.data(), n);
+      binary_vv(BinaryOp::kAdd, fc.data(), ig.data(), cw.data(), n);
+      tanh(cw.data(), hw.data(), n);
+      binary_vv(BinaryOp::kMul, g.data() + n, hw.data(), hw.data(), n);
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t u = static_cast<size_t>(j);
+        if (std::isnan(cw[u])) {
+          EXPECT_TRUE(std::isnan(c[u]) && std::isnan(h[u])) << isa_name(isa) << " n " << n << " j " << j;
+          continue;
+        }
+        EXPECT_EQ(std::memcmp(&c[u], &cw[u], sizeof(float)), 0) << isa_name(isa) << " n " << n << " c[" << j << "] " << c[u] << " vs " << cw[u];
+        EXPECT_EQ(std::memcmp(&h[u], &hw[u], sizeof(float)), 0) << isa_name(isa) << " n " << n << " h[" << j << "]";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sdx::cpu::simd
