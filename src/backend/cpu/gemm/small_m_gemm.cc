@@ -26,6 +26,10 @@ void small_m_gemm_columns_avx2(int64_t M, int64_t K, const float* x, int64_t ldx
 void small_m_gemm_columns_avx512(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMWeights& w,
                                  float alpha, float beta, float* y, int64_t ldy, int64_t n0, int64_t n1);
 
+// Defined in small_m_gemm_avx512.cc: one row (M = 1) against two full blocks of packed W at once.
+void small_m_gemm_row_pair_avx512(int64_t K, const float* x, const SmallMWeights& w0, const SmallMWeights& w1,
+                                  float alpha, float beta, float* y0, float* y1);
+
 namespace {
 inline float weight_at(const SmallMWeights& w, int64_t k, int64_t n) {
   const int64_t i = k * w.ldw + n;
@@ -112,6 +116,32 @@ void small_m_gemm_columns(int64_t M, int64_t K, const float* x, int64_t ldx, con
   }
 #endif
   detail::small_m_gemm_columns_portable(M, K, x, ldx, w, alpha, beta, y, ldy, n0, n1);
+}
+
+void small_m_gemm_blocks(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMPackedWeights& w, int64_t b0,
+                         int64_t b1, float alpha, float beta, float* y, int64_t ldy, bool descending) {
+  if (M <= 0) return;
+  bool pairs = false;
+#if defined(__x86_64__) || defined(__i386__)
+  pairs = M == 1 && simd::active_isa() == simd::Isa::kAvx512 && small_m_gemm_vectorized();
+#endif
+  for (int64_t i = 0, count = b1 - b0; i < count;) {
+    const int64_t b = descending ? b1 - 1 - i : b0 + i;
+    const SmallMWeights wb = w.block(b);
+    if (pairs && i + 1 < count) {
+      const int64_t b2 = descending ? b - 1 : b + 1;
+      const SmallMWeights wb2 = w.block(b2);
+      if (wb.ldw == kSmallMBlock && wb2.ldw == kSmallMBlock) {
+#if defined(__x86_64__) || defined(__i386__)
+        detail::small_m_gemm_row_pair_avx512(K, x, wb, wb2, alpha, beta, y + b * kSmallMBlock, y + b2 * kSmallMBlock);
+#endif
+        i += 2;
+        continue;
+      }
+    }
+    small_m_gemm_columns(M, K, x, ldx, wb, alpha, beta, y + b * kSmallMBlock, ldy, 0, wb.ldw);
+    ++i;
+  }
 }
 
 }  // namespace sdx::cpu

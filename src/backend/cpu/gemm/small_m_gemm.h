@@ -106,6 +106,12 @@ class SmallMPackedWeights {
 // stride, shape and scale; an entry lives while a bound call holds it. Thread-safe.
 std::shared_ptr<const SmallMPackedWeights> shared_small_m_packed(const SmallMWeights& w, int64_t K, int64_t N);
 
+// Blocks [b0, b1) of packed W for rows m < M (y's column 0 is W's column 0), in ascending order or, with
+// descending, from the last (a recurrence alternates, so the blocks read last are still in L2). At one
+// row on AVX-512, two blocks at a time. Single-threaded; bitwise what small_m_gemm_columns gives per block.
+void small_m_gemm_blocks(int64_t M, int64_t K, const float* x, int64_t ldx, const SmallMPackedWeights& w, int64_t b0,
+                         int64_t b1, float alpha, float beta, float* y, int64_t ldy, bool descending = false);
+
 // small_m_gemm on packed weights (N, K from `w`'s construction).
 template <typename Epilogue>
 void small_m_gemm_packed(int64_t M, int64_t N, int64_t K, const float* x, int64_t ldx, const SmallMPackedWeights& w,
@@ -113,10 +119,7 @@ void small_m_gemm_packed(int64_t M, int64_t N, int64_t K, const float* x, int64_
   if (M <= 0 || N <= 0) return;
   const int64_t blocks = (N + kSmallMBlock - 1) / kSmallMBlock;
   parallel_for(blocks, detail::small_m_grain(K), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t n0 = b * kSmallMBlock, width = std::min(kSmallMBlock, N - n0);
-      small_m_gemm_columns(M, K, x, ldx, w.block(b), alpha, beta, y + n0, ldy, 0, width);
-    }
+    small_m_gemm_blocks(M, K, x, ldx, w, b0, b1, alpha, beta, y, ldy);
     epilogue(b0 * kSmallMBlock, std::min(N, b1 * kSmallMBlock));
   });
 }

@@ -535,6 +535,11 @@ class RecurrentKernel final : public backend::Kernel {
     // results are bitwise the replay's.
     const SmallMPackedWeights* packed = in.rt_packed ? in.rt_packed + d : nullptr;
     const C* rt = in.rt_all ? in.rt_all + d * G * H * H : ds.rt.data();
+    // The common LSTM (float, default activations, no peepholes, clip or coupled gates) takes one fused call
+    // per step and entry (simd::lstm_cell: the bits of step_cell's op-by-op rows, a third of the calls).
+    const bool fused = std::is_same_v<C, float> && cell_ == Cell::kLstm && !pd && !input_forget_ && clip_ <= 0 &&
+                       act[0].kind == Activation::kSigmoid && act[1].kind == Activation::kTanh &&
+                       act[2].kind == Activation::kTanh;
     if (!in.rt_all && !in.qw && !packed) permute(PermutePlan::make({H, G * H}, {1, H}), in.rs + d * G * H * H, ds.rt.data());
     for (int64_t step = 0; step < in.max_len; ++step) {
       if constexpr (std::is_same_v<C, float>) {
@@ -542,7 +547,8 @@ class RecurrentKernel final : public backend::Kernel {
         if (packed) packed_recurrent_product(step, N, G * H, H, hd, *packed, hr.data());
       }
       if (!in.qw && !packed) recurrent_product(step, N, G * H, H, hd, rt, hr.data());
-      for (int64_t n = 0; n < N; ++n) vv(kAdd, hr.data() + n * G * H, rb, hr.data() + n * G * H, G * H);
+      if (!fused)  // the fused cell adds Rb itself
+        for (int64_t n = 0; n < N; ++n) vv(kAdd, hr.data() + n * G * H, rb, hr.data() + n * G * H, G * H);
       if (cell_ == Cell::kGru && !linear_before_reset_) {
         // h-gate recurrence uses (r * h) R_h^T: compute r for the batch first.
         for (int64_t n = 0; n < N; ++n) {
@@ -565,6 +571,13 @@ class RecurrentKernel final : public backend::Kernel {
         if (step >= len) continue;
         const int64_t t = rev ? len - 1 - step : step;
         C* yt = sc.ys.data() + ((t * D + d) * N + n) * H;
+        if constexpr (std::is_same_v<C, float>) {
+          if (fused) {
+            simd::lstm_cell(xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, cd + n * H, hd + n * H, H);
+            std::copy_n(hd + n * H, H, yt);
+            continue;
+          }
+        }
         const C* reset_rec = ds.gated_r.empty() ? nullptr : ds.gated_r.data() + n * H;
         step_cell(act, xw.data() + x_row(t, n, S, N) * G * H, hr.data() + n * G * H, rb, reset_rec, pd, hd + n * H,
                   cd ? cd + n * H : nullptr, H, yt, ds.tmp.data());
@@ -594,11 +607,10 @@ class RecurrentKernel final : public backend::Kernel {
                                        const SmallMPackedWeights& w, float* hr) {
     const int64_t blocks = (GH + kSmallMBlock - 1) / kSmallMBlock;
     parallel_for(blocks, detail::small_m_grain(H), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t b = step % 2 == 1 ? blocks - 1 - i : i;
-        const int64_t n0 = b * kSmallMBlock;
-        small_m_gemm_columns(N, H, h, H, w.block(b), 1.f, 0.f, hr + n0, GH, 0, std::min(kSmallMBlock, GH - n0));
-      }
+      if (step % 2 == 1)
+        small_m_gemm_blocks(N, H, h, H, w, blocks - i1, blocks - i0, 1.f, 0.f, hr, GH, /*descending=*/true);
+      else
+        small_m_gemm_blocks(N, H, h, H, w, i0, i1, 1.f, 0.f, hr, GH);
     });
   }
 

@@ -218,5 +218,36 @@ TEST(SmallMGemm, PackedWeightsGiveTheSameBits) {
     }
 }
 
+// small_m_gemm_blocks at one row (two blocks per call on AVX-512), ascending and descending, over odd and
+// even block counts with a partial last block, alpha and beta and the int8 scales: the bits of one
+// small_m_gemm_columns call per block, at every vector level.
+TEST(SmallMGemm, BlockPairsGiveThePerBlockBits) {
+  std::vector<simd::Isa> levels = {simd::Isa::kScalar};
+  if (small_m_gemm_vectorized()) levels.push_back(simd::Isa::kAvx2);
+  if (small_m_gemm_vectorized() && simd::detected_isa() == simd::Isa::kAvx512) levels.push_back(simd::Isa::kAvx512);
+  for (simd::Isa level : levels)
+    for (WeightType type : kTypes)
+      for (int64_t N : {64, 200, 256, 320})
+        for (bool descending : {false, true}) {
+          simd::ScopedIsa isa(level);
+          SCOPED_TRACE(std::string(simd::isa_name(level)) + " " + type_name(type) + " N=" + std::to_string(N) +
+                       (descending ? " descending" : ""));
+          const int64_t K = 45, blocks = (N + kSmallMBlock - 1) / kSmallMBlock;
+          const TestWeights w = make_weights(type, K, N, /*pad=*/0, 51);
+          const SmallMPackedWeights packed(w.view(), K, N);
+          const std::vector<float> x = random_floats(static_cast<size_t>(K), 52);
+          const std::vector<float> c0 = random_floats(static_cast<size_t>(N), 53);
+          for (float beta : {0.f, 0.5f}) {
+            std::vector<float> a = c0, b = c0;
+            small_m_gemm_blocks(1, K, x.data(), K, packed, 0, blocks, 0.75f, beta, a.data(), N, descending);
+            for (int64_t blk = 0; blk < blocks; ++blk) {
+              const SmallMWeights wb = packed.block(blk);
+              small_m_gemm_columns(1, K, x.data(), K, wb, 0.75f, beta, b.data() + blk * kSmallMBlock, N, 0, wb.ldw);
+            }
+            ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "beta " << beta;
+          }
+        }
+}
+
 }  // namespace
 }  // namespace sdx::cpu
