@@ -28,9 +28,10 @@ until its bucket fills, and the session replays one captured plan per bucket. Th
 both ways and the buckets are kept only when the logits agree (a model that masks keys by attention_mask);
 otherwise the decode runs at exact shapes and kv_bucket_check says why.
 
-Issue 21's increments so far: batch 1, the cache concatenated by the model as exported, KV buckets driven
-from here. Several prompts run one after another on one session (generate() given a list of prompts);
-continuous batching, buckets inside the engine (for a user's own step loop) and a paged KV cache come later.
+Several prompts (generate() given a list of prompts) decode with continuous batching (max_batch, default 8;
+_batch_decode.py): one call per step for all active sequences, each joining and leaving between steps.
+Issue 21's increments so far: the cache concatenated by the model as exported, KV and batch buckets driven
+from here; buckets inside the engine (for a user's own step loop) and a paged KV cache come later.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ._decoder_graph import NEW_KV_PREFIX, with_new_kv_outputs
+from ._batch_decode import BatchDecoder
 from ._kv_slots import KVSlots
 from ._sdx import InvalidArgument
 
@@ -336,38 +338,113 @@ def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, 
                   bucket)
 
 
-def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int, *,
+def _check_max_batch(max_batch: Any) -> int:
+    if isinstance(max_batch, bool) or not isinstance(max_batch, (int, np.integer)) or max_batch < 1:
+        raise InvalidArgument(f"max_batch must be a whole number >= 1, not {max_batch!r}")
+    return int(max_batch)
+
+
+def _buckets_hold(sess: Any, layout: DecoderLayout, prompt: list, bucket: int) -> tuple[bool, str]:
+    """The KV-bucket check of _steps on `prompt`'s first decode step (greedy token), before a batch starts:
+    padded and masked keys must give the exact-shape logits for rows to be padded at all."""
+    feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
+    if layout.has_position_ids:
+        feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
+    feeds.update(zip(layout.past_names, layout.empty_past()))
+    outs = sess.run(layout.output_names, feeds)
+    token = int(np.argmax(outs[0][0, -1]))
+    exact = _exact_feeds(layout, token, len(prompt) + 1, outs[1:])
+    return _bucket_check(sess, layout, exact, _bucket_feeds(layout, token, KVSlots.from_prefill(outs[1:], bucket)))
+
+
+def _check_counts(max_new_tokens: Any, prompts: int, many: bool) -> list:
+    """max_new_tokens per prompt: one whole number >= 1 for all, or (several prompts) one per prompt."""
+    if many and isinstance(max_new_tokens, (list, tuple)):
+        if len(max_new_tokens) != prompts:
+            raise InvalidArgument(f"max_new_tokens has {len(max_new_tokens)} entries for {prompts} prompts "
+                                  "(give one number for all, or one per prompt)")
+        for i, n in enumerate(max_new_tokens):
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+                raise InvalidArgument(f"max_new_tokens[{i}] must be a whole number >= 1, not {n!r}")
+        return [int(n) for n in max_new_tokens]
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
+        raise InvalidArgument(f"max_new_tokens must be a whole number >= 1, not {max_new_tokens!r}")
+    return [int(max_new_tokens)] * prompts
+
+
+def _generate_batched(sess: Any, layout: DecoderLayout, prompts: list, counts: list, make_sampler: Callable,
+                      eos_token_id: int | None, stream: Callable | None, max_batch: int, bucket: int,
+                      check: str) -> list:
+    """generate() for several prompts with continuous batching (_batch_decode.py)."""
+    batch = BatchDecoder(sess, layout, max_batch, bucket)
+    tokens: list = [[] for _ in prompts]
+    for seq, token in batch.run(prompts, [make_sampler() for _ in prompts], eos_token_id, counts):
+        tokens[seq].append(token)
+        if stream is not None:
+            stream(token)
+    results = []
+    for prompt, toks in zip(prompts, tokens):
+        stopped = "eos" if eos_token_id is not None and toks and toks[-1] == eos_token_id else "max_new_tokens"
+        report = {"prompt_tokens": len(prompt), "new_tokens": len(toks), "stopped_by": stopped,
+                  "kv_bucket": bucket, "kv_bucket_check": check, "continuous_batching": "on",
+                  "batch": batch.report}
+        results.append(GenerationResult(prompt, toks, report))
+    return results
+
+
+def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int | Sequence[int], *,
              sampling: str = "greedy", top_k: int | None = None, top_p: float | None = None,
              temperature: float = 1.0, seed: int | None = None, eos_token_id: int | None = None,
              sess_options: Any = None, stream: Callable[[int], Any] | None = None,
-             kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Any:
+             kv_bucket: int | None = DEFAULT_KV_BUCKET, max_batch: int = 8) -> Any:
     """Decodes up to max_new_tokens tokens after prompt_ids (a list of token ids; or a list of such lists,
-    which run one after another on one session: no continuous batching yet).
+    which decode together with continuous batching, up to max_batch at a time).
 
     model: a model path or an InferenceSession (sdx's, or any with get_inputs/get_outputs/run). sampling:
     "greedy", "top_k" (needs top_k) or "top_p" (needs top_p in (0, 1], takes an optional top_k); temperature
     > 0 divides the logits before sampling; seed seeds the numpy Generator (one per prompt, the same seed).
-    eos_token_id stops a prompt early. stream(token) is called with each new token as it is decoded.
+    max_new_tokens: one number for every prompt, or (several prompts) a list with one per prompt. eos_token_id
+    stops a prompt early. stream(token) is called with each new token as it is decoded.
     kv_bucket (default 128; None or 0: off): decode steps feed the KV cache in buffers of a multiple of this
     many slots, padded and masked (_kv_slots.py), so steps keep their shapes and replay one plan per bucket;
     checked on the first step against the exact-shape step (report["kv_bucket_check"]), exact shapes
     otherwise.
+
+    max_batch (default 8): several prompts decode as one batch of up to max_batch sequences, one model call per
+    step for all of them; a sequence joins when a row is free and leaves when it ends (_batch_decode.py). Each
+    result's report then holds the batch's report under "batch" (tokens/s, hit_rate, batch_occupancy,
+    padding_waste). Batching pads rows and keys, so it needs kv_bucket and the bucket check (on the first
+    prompt); without them, or with max_batch 1, the prompts run one after another
+    (report["continuous_batching"] says why). Sampled tokens are those of the sequential decode: each
+    sequence has its own sampler, seeded with `seed`.
 
     Returns a GenerationResult (a list of them for several prompts). Raises sdx.InvalidArgument for a model
     not in the layout (naming the missing input), a token id out of range, or bad sampling parameters."""
     many = len(prompt_ids) > 0 and not isinstance(prompt_ids[0], (int, np.integer))
     prompts = list(prompt_ids) if many else [prompt_ids]
     bucket = _check_bucket(kv_bucket)
-    sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options, bucket)
+    max_batch = _check_max_batch(max_batch)
+    counts = _check_counts(max_new_tokens, len(prompts), many)
+    sess, layout, _ = _prepare(model, max(counts), sampling, top_k, top_p, temperature, seed, sess_options, bucket)
     checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
+    batching = "off: one prompt" if len(checked) < 2 else "off: max_batch is 1" if max_batch < 2 else \
+        "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else None
+    if batching is None:
+        ok, check = _buckets_hold(sess, layout, checked[0], bucket)
+        if ok:
+            make = lambda: Sampler(sampling, top_k, top_p, temperature, seed)  # noqa: E731
+            return _generate_batched(sess, layout, checked, counts, make, eos_token_id, stream, max_batch, bucket,
+                                     check)
+        batching = "off: the KV bucket check " + check
     results = []
-    for prompt in checked:
+    for prompt, count in zip(checked, counts):
         report: dict = {}
         sampler = Sampler(sampling, top_k, top_p, temperature, seed)
         tokens = []
-        for token in _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, report, bucket):
+        for token in _steps(sess, layout, prompt, count, sampler, eos_token_id, report, bucket):
             tokens.append(token)
             if stream is not None:
                 stream(token)
+        report["continuous_batching"] = batching
         results.append(GenerationResult(prompt, tokens, report))
     return results if many else results[0]

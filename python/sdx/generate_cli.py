@@ -5,9 +5,10 @@
                  --json out.json
 
 --batch-file holds one prompt a line (comma-separated token ids; blank lines and lines starting with # are
-skipped); the prompts run one after another (no continuous batching yet). The text output streams each
-prompt's tokens as they come, then its report line; --json FILE writes tokens, tokens/s, hit_rate and the
-per-token latency of every prompt ('-': to stdout, instead of the text). Exit status 2 for a usage or
+skipped); the prompts decode together with continuous batching, up to --max-batch (default 8) at a time
+(--max-batch 1: one after another). The text output streams a single prompt's tokens as they come (a batch's
+once its sequences end), then the report line; --json FILE writes tokens, tokens/s, hit_rate and the
+per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). Exit status 2 for a usage or
 input error (a model not in the with-past layout, an out-of-range token id, bad sampling parameters).
 """
 from __future__ import annotations
@@ -59,6 +60,22 @@ def _report_line(rep: dict) -> str:
                if rep.get("kv_bucket") else ""))
 
 
+def _print_batch(results: list) -> None:
+    batched = results[0].report.get("continuous_batching") == "on"
+    for i, r in enumerate(results):
+        print(f"prompt {i}: {','.join(map(str, r.prompt))}\n  tokens: {' '.join(map(str, r.tokens))}")
+        if not batched:
+            print(_report_line(r.report))
+    if batched:
+        b = results[0].report["batch"]
+        print(f"continuous batching: {b['sequences']} sequences, up to {b['max_batch']} at a time; "
+              f"{b['new_tokens']} tokens in {b['wall_s'] * 1e3:.1f} ms ({b['tokens_per_s']:.1f} tokens/s); "
+              f"{b['decode_steps']} decode steps, step p50 {b['step_latency_p50_us']:.0f} us, replay hit rate "
+              f"{b['hit_rate']:.1%}, batch occupancy {b['batch_occupancy']:.1%}, KV padding {b['padding_waste']:.1%}")
+    else:
+        print(f"continuous batching {results[0].report.get('continuous_batching')}")
+
+
 def cmd_generate(args) -> int:
     import sdx
     from .generate import check_request
@@ -73,6 +90,14 @@ def cmd_generate(args) -> int:
             temperature=args.temperature, seed=args.seed, sess_options=opts, kv_bucket=args.kv_bucket or None)
         show = args.json != "-"
         results = []
+        if len(prompts) > 1 and args.max_batch > 1:
+            results = sdx.generate(sess, prompts, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k,
+                                   top_p=args.top_p, temperature=args.temperature, seed=args.seed,
+                                   eos_token_id=args.eos_token_id, kv_bucket=args.kv_bucket or None,
+                                   max_batch=args.max_batch)
+            if show:
+                _print_batch(results)
+            prompts = []  # done
         for i, prompt in enumerate(prompts):
             if show:
                 print(f"prompt {i}: {','.join(map(str, prompt))}\n  tokens:", end="", flush=True)
@@ -91,18 +116,25 @@ def cmd_generate(args) -> int:
 
 
 def _write_json(args, results: list) -> None:
-    steps = sum(r.report["decode_steps"] for r in results)
-    replayed = [r.report["replayed_steps"] for r in results]
+    batch = results[0].report.get("batch")
+    if batch is not None:  # continuous batching: the batch's figures (its sequences shared every step)
+        hit_rate, tokens_per_s = batch["hit_rate"], batch["tokens_per_s"]
+    else:
+        steps = sum(r.report["decode_steps"] for r in results)
+        replayed = [r.report["replayed_steps"] for r in results]
+        hit_rate = (sum(replayed) / steps if steps else None) if None not in replayed else None
+        tokens_per_s = None
     doc = {"model": args.model, "max_new_tokens": args.max_new_tokens, "sampling": args.sampling,
            "top_k": args.top_k, "top_p": args.top_p, "temperature": args.temperature, "seed": args.seed,
-           "threads": args.threads, "kv_bucket": args.kv_bucket or None,
-           "hit_rate": (sum(replayed) / steps if steps else None) if None not in replayed else None,
+           "threads": args.threads, "kv_bucket": args.kv_bucket or None, "max_batch": args.max_batch,
+           "continuous_batching": results[0].report.get("continuous_batching"), "batch": batch,
+           "hit_rate": hit_rate, "tokens_per_s": tokens_per_s,
            "prompts": [{"prompt": r.prompt, "tokens": r.tokens,
-                        "tokens_per_s": {"prefill": r.report["prefill_tokens_per_s"],
-                                         "decode": r.report["decode_tokens_per_s"]},
-                        "per_token_latency_us": {"p50": r.report["per_token_latency_p50_us"],
-                                                 "p90": r.report["per_token_latency_p90_us"]},
-                        "hit_rate": r.report["hit_rate"], "report": r.report} for r in results]}
+                        "tokens_per_s": {"prefill": r.report.get("prefill_tokens_per_s"),
+                                         "decode": r.report.get("decode_tokens_per_s")},
+                        "per_token_latency_us": {"p50": r.report.get("per_token_latency_p50_us"),
+                                                 "p90": r.report.get("per_token_latency_p90_us")},
+                        "hit_rate": r.report.get("hit_rate", hit_rate), "report": r.report} for r in results]}
     text = json.dumps(doc, indent=1)
     if args.json == "-":
         print(text)
@@ -122,7 +154,11 @@ def add_parser(sub) -> None:
     g.add_argument("model")
     g.add_argument("--prompt-ids", metavar="IDS", help="the prompt as comma-separated token ids, e.g. 1,2,3")
     g.add_argument("--batch-file", metavar="FILE",
-                   help="one prompt a line (comma-separated token ids); the prompts run one after another")
+                   help="one prompt a line (comma-separated token ids); the prompts decode together with "
+                        "continuous batching (see --max-batch)")
+    g.add_argument("--max-batch", type=int_at_least(1), default=8, metavar="N",
+                   help="sequences decoded together, joining and leaving between steps (default 8; 1: one prompt "
+                        "after another)")
     g.add_argument("--max-new-tokens", type=int_at_least(1), default=32, help="tokens to decode (default 32)")
     g.add_argument("--sampling", choices=SAMPLINGS, default="greedy", help="greedy (default), top_k or top_p")
     g.add_argument("--top-k", type=int_at_least(1), help="sample among the k most likely tokens")

@@ -109,10 +109,11 @@ def test_eos_stops(model_path):
     assert r.tokens == full[:stop + 1] and r.report["stopped_by"] == "eos"
 
 
-def test_several_prompts_run_in_turn(model_path):
-    rs = sdx.generate(model_path, [[1, 2, 3], [9, 8]], 5)
-    assert [r.prompt for r in rs] == [[1, 2, 3], [9, 8]]
-    assert rs[1].tokens == sdx.generate(model_path, [9, 8], 5).tokens
+def test_several_prompts_give_each_prompts_tokens(model_path):
+    for max_batch in (1, 8):  # one after another, and batched (test_generate_batch.py)
+        rs = sdx.generate(model_path, [[1, 2, 3], [9, 8]], 5, max_batch=max_batch)
+        assert [r.prompt for r in rs] == [[1, 2, 3], [9, 8]]
+        assert rs[1].tokens == sdx.generate(model_path, [9, 8], 5).tokens
 
 
 @pytest.mark.parametrize("kw", [dict(sampling="top_k", top_k=5), dict(sampling="top_p", top_p=0.5),
@@ -208,7 +209,7 @@ def test_cli_writes_json(model_path, tmp_path):
     batch = tmp_path / "prompts.txt"
     batch.write_text("1,2,3\n# a comment\n\n9, 8\n")
     out = tmp_path / "gen.json"
-    r = _cli(model_path, "--batch-file", str(batch), "--max-new-tokens", "6", "--json", str(out))
+    r = _cli(model_path, "--batch-file", str(batch), "--max-new-tokens", "6", "--max-batch", "1", "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     assert [p["prompt"] for p in doc["prompts"]] == [[1, 2, 3], [9, 8]]
