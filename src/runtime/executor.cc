@@ -169,7 +169,9 @@ Status Executor::warmup_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
     return "warmup run " + std::to_string(e.warmup_runs_ + 1) + " of " + std::to_string(c_.warmup_runs) + " (" +
            describe(args) + ")";
   });
-  if (++e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  // The plan freezes when this signature comes again (run()), not now: a signature seen once (a decode
+  // loop's growing KV length) then costs a slot-by-slot run and no frozen memory.
+  ++e.warmup_runs_;
   return Status::ok();
 }
 
@@ -300,6 +302,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
   }
   SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");
+  if (e.phase_ == PlanPhase::kWarmup && e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
   const char* fallback = nullptr;
   bool replayed = false;
   switch (e.phase_) {

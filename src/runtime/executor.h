@@ -1,9 +1,11 @@
 // Executor: the one owner of the plan lifecycle of a session (the DSP document's phases):
 //
 //   WARMUP         run slot by slot, recording every slot's type and shape (warmup_runs calls);
-//   SHAPES_FROZEN  lay out memory (plan/memory_layout.h), allocate it once from the plan cache's
-//                  pool, build the CPU_JIT segments;
-//   CAPTURED       bind every step into a ReplayHandle (runtime/replay.h) while running the call;
+//   SHAPES_FROZEN  when the signature comes again: lay out memory (plan/memory_layout.h), allocate it
+//                  once from the plan cache's pool, build the CPU_JIT segments (a signature seen once
+//                  never gets here: a decode loop's growing KV length costs no frozen memory);
+//   CAPTURED       bind every step into a ReplayHandle (runtime/replay.h) while running the call (the
+//                  call that froze);
 //   REPLAYING      copy the inputs in and walk the bound calls.
 //
 // with its fallbacks (a plan that cannot be captured runs slot by slot in its frozen memory; a replay

@@ -602,6 +602,7 @@ def test_jit_fused_chain(tmp_path):
         jit = sdx.InferenceSession(model.SerializeToString(), opts)
         (first,) = jit.run(None, feeds)  # warmup, slot by slot
         assert_matches(first, want, "JIT session, first run", [x], rtol=1e-6)
+        jit.run(None, feeds)  # the signature again: freeze (the kernels compile) and capture
         assert jit.wait_for_jit(120)
         # The compiled segments are checked bit for bit against the unfused kernels on a call, then swapped in.
         for r in range(10):

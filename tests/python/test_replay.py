@@ -28,7 +28,7 @@ def test_lifecycle_report_and_bitwise_replay():
             assert got.dtype == want.dtype and got.shape == want.shape
             assert np.array_equal(got, want)  # replay is bitwise identical to slot by slot
         np.testing.assert_allclose(outs[1], mlp_reference(x)[1], rtol=1e-5, atol=1e-5)
-    assert phases == ["SHAPES_FROZEN", "CAPTURED", "REPLAYING", "REPLAYING", "REPLAYING"]
+    assert phases == ["WARMUP", "CAPTURED", "REPLAYING", "REPLAYING", "REPLAYING"]  # frozen as call 2 began
     assert modes == ["SLOT_BY_SLOT", "SLOT_BY_SLOT", "CPU_REPLAY", "CPU_REPLAY", "CPU_REPLAY"]
     assert rep["replay_count"] == 3 and rep["call_count"] == 5
     assert rep["fallback_reason"] is None
