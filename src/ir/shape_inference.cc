@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/symbolic_scalar.h"
+
 namespace sdx::ir {
 namespace {
 
@@ -697,6 +699,20 @@ Status shape_constant(Node& node) {
     } else if (a.name == "value_strings") {
       set_output_dims(node, 0, {Dim::fixed(static_cast<int64_t>(a.strings.size()))});
     }
+  }
+  return Status::ok();
+}
+
+Status shape_range(Node& node) {
+  const auto start = symbolic_scalar(node.input(0)), limit = symbolic_scalar(node.input(1));
+  const auto delta = symbolic_scalar(node.input(2));
+  if (!start || !limit || !delta || !delta->is_fixed() || delta->value == 0) return Status::ok();
+  if (start->is_fixed() && limit->is_fixed()) {
+    const int64_t span = limit->value - start->value, d = delta->value;
+    const int64_t n = span / d + (span % d != 0 && (span > 0) == (d > 0) ? 1 : 0);
+    set_output_dims(node, 0, {Dim::fixed(std::max<int64_t>(0, n))});
+  } else if (delta->value == 1) {
+    if (auto n = sub_dims(*limit, *start); n && (!n->is_fixed() || n->value >= 0)) set_output_dims(node, 0, {*n});
   }
   return Status::ok();
 }

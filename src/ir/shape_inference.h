@@ -76,5 +76,8 @@ Status shape_expand(Node& node);
 Status shape_slice(Node& node);
 Status shape_split(Node& node);
 Status shape_constant(Node& node);
+// Range: [ceil((limit - start) / delta)] when start, limit and delta follow from constants and dims
+// (ir/symbolic_scalar.h); symbolic for delta 1 (limit "p + q" from start "p": length "q").
+Status shape_range(Node& node);
 
 }  // namespace sdx::ir

@@ -289,3 +289,16 @@ def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_pa
 def test_bad_kv_bucket(model_path, bad):
     with pytest.raises(sdx.InvalidArgument, match="kv_bucket must be a whole number"):
         sdx.generate(model_path, [1, 2], 3, kv_bucket=bad)
+
+
+def test_the_decoders_attention_is_fused(model_path):
+    """The exporter's causal mask (Range over Shape -> Gather -> Add, then Greater/Or/Where) gets its static
+    shape (ir/symbolic_scalar.h), so every layer's attention becomes one sdx.Attention (no K transpose and no
+    scores in memory), and the tokens stay onnxruntime's."""
+    env = dict(os.environ, SDX_DISK_PLAN_CACHE="0")
+    r = subprocess.run([sys.executable, "-m", "sdx", "inspect", model_path, "--optimized", "--json"],
+                       capture_output=True, text=True, cwd="/", env=env)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["optimized"]["rewrites_per_pass"]["fuse_attention"] == LAYERS
+    assert _ort_greedy(model_path, [4, 8, 15], 20) == sdx.generate(model_path, [4, 8, 15], 20, kv_bucket=None).tokens

@@ -135,7 +135,8 @@ SDX_OP_SCHEMA(Range)
     .inputs(3, 3)
     .outputs(1, 1)
     .data_dependent_on({0, 1, 2})
-    .infer(infer_same_as_input(0));
+    .infer(infer_same_as_input(0))
+    .infer_shape(shape_range);
 SDX_OP_SCHEMA(Dropout)
     .attrs({{"consumed_inputs", AttrType::kInts},
             {"is_test", AttrType::kInt},

@@ -1,0 +1,85 @@
+// ir/symbolic_scalar.h: shape arithmetic on symbolic dims, and the Range shape rule built on it: a
+// decoder's causal mask (Range over Shape -> Gather -> Add, as exporters write it) gets its static shape.
+#include "ir/symbolic_scalar.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/shape_inference.h"
+#include "ir/type_inference.h"
+
+namespace sdx::ir {
+namespace {
+
+Dim N(const char* s) { return Dim::symbolic(s); }
+Dim F(int64_t v) { return Dim::fixed(v); }
+
+Value* scalar(Graph& g, const std::string& name, int64_t v) {
+  return g.add_initializer(name, Tensor::from_values(DType::kInt64, Shape{}, &v));
+}
+Attribute int_attr(const char* name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
+}
+std::string spelled(const std::optional<Dim>& d) {
+  if (!d) return "nullopt";
+  return d->is_fixed() ? std::to_string(d->value) : d->param;
+}
+
+TEST(SymbolicScalar, SumsAndDifferencesOfDims) {
+  EXPECT_EQ(spelled(add_dims(F(2), F(3))), "5");
+  EXPECT_EQ(spelled(add_dims(N("p"), F(0))), "p");
+  EXPECT_EQ(spelled(add_dims(N("p"), N("s"))), "p + s");
+  EXPECT_EQ(spelled(add_dims(N("p"), F(1))), "p + 1");
+  EXPECT_EQ(spelled(sub_dims(N("p + s"), N("p"))), "s");
+  EXPECT_EQ(spelled(sub_dims(N("p + s"), N("s"))), "p");
+  EXPECT_EQ(spelled(sub_dims(N("p + 1"), F(1))), "p");
+  EXPECT_EQ(spelled(sub_dims(N("p"), N("p"))), "0");
+  EXPECT_EQ(spelled(sub_dims(F(7), F(3))), "4");
+  EXPECT_EQ(spelled(sub_dims(N("p"), N("s"))), "nullopt");    // not spelled as a sum with s
+  EXPECT_EQ(spelled(sub_dims(N("pp + s"), N("p"))), "nullopt");  // whole names only
+  EXPECT_EQ(spelled(sub_dims(F(3), N("p"))), "nullopt");
+  EXPECT_EQ(spelled(add_dims(Dim{}, F(1))), "nullopt");        // an unknown dim stays unknown
+}
+
+// The causal mask of scripts/make_gpt2_decoder.py: past = Shape(kv)[2], total = past + Shape(ids)[1];
+// Range(past, total) has "sequence_length" elements and Range(0, total) the total.
+TEST(SymbolicScalar, DecoderMaskRangesGetTheirLengths) {
+  Graph g("mask");
+  Value* ids = g.add_input("input_ids", TypeInfo::tensor(DType::kInt64, Dims{N("batch"), N("sequence_length")}));
+  Value* kv = g.add_input("past", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(4), N("past_sequence_length"), F(64)}));
+  Value* one = scalar(g, "one", 1);
+  Value* two = scalar(g, "two", 2);
+  Value* zero = scalar(g, "zero", 0);
+  Node* ids_shape = g.add_node("Shape", "", "ids_shape", {ids}, {"ids_shape"});
+  Node* seq = g.add_node("Gather", "", "seq", {ids_shape->output(0), one}, {"seq"});
+  Node* kv_shape = g.add_node("Shape", "", "kv_shape", {kv}, {"kv_shape"});
+  Node* past = g.add_node("Gather", "", "past_len", {kv_shape->output(0), two}, {"past_len"});
+  Node* total = g.add_node("Add", "", "total", {past->output(0), seq->output(0)}, {"total"});
+  Node* q = g.add_node("Range", "", "q", {past->output(0), total->output(0), one}, {"q"});
+  Node* k = g.add_node("Range", "", "k", {zero, total->output(0), one}, {"k"});
+  Node* fixed = g.add_node("Range", "", "fixed", {two, scalar(g, "nine", 9), scalar(g, "three", 3)}, {"fixed"});
+  Node* down = g.add_node("Range", "", "down", {scalar(g, "ten", 10), zero, scalar(g, "minus3", -3)}, {"down"});
+  Node* empty = g.add_node("Range", "", "empty", {scalar(g, "five", 5), one, one}, {"empty"});
+  Value* start = g.add_input("start", TypeInfo::tensor(DType::kInt64, Dims{}));
+  Node* fed = g.add_node("Range", "", "fed", {start, total->output(0), one}, {"fed"});  // a fed start: unknown
+  Node* tail = g.add_node("Shape", "", "tail", {kv}, {"tail"});
+  tail->add_attribute(int_attr("start", -2));
+  Node* last = g.add_node("Gather", "", "last", {tail->output(0), zero}, {"last"});  // Shape(kv)[-2:][0]
+  Node* r = g.add_node("Range", "", "r", {zero, last->output(0), one}, {"r"});
+  for (Node* n : {q, k, fixed, down, empty, fed, r}) g.add_output(n->output(0));
+  ASSERT_TRUE(infer_types(g).is_ok());
+  EXPECT_EQ(spelled(symbolic_scalar(total->output(0))), "past_sequence_length + sequence_length");
+  EXPECT_EQ(q->output(0)->type().shape_string(), "[sequence_length]");
+  EXPECT_EQ(k->output(0)->type().shape_string(), "[past_sequence_length + sequence_length]");
+  EXPECT_EQ(fixed->output(0)->type().shape_string(), "[3]");  // 2, 5, 8
+  EXPECT_EQ(down->output(0)->type().shape_string(), "?");  // a negative delta: a Dim holds no negative value
+  EXPECT_EQ(empty->output(0)->type().shape_string(), "[0]");
+  EXPECT_EQ(fed->output(0)->type().shape_string(), "?");
+  EXPECT_EQ(r->output(0)->type().shape_string(), "[past_sequence_length]");
+}
+
+}  // namespace
+}  // namespace sdx::ir
