@@ -6,11 +6,11 @@ than that one", measured the way the other benchmarks compare engines.
 
 Each side is a worker process of its own (the two builds' modules never share a process) that loads the
 model once, with its PYTHONPATH and its SessionOptions (--a-opt / --b-opt NAME=VALUE, repeatable; 0/1 for
-booleans), then times blocks of calls on request. A round asks both for one block, in alternating order,
-each after timing.SETTLE_S of idle time; the per-round ratio is p50(a) / p50(b). Outputs are compared
-first (max abs difference printed). Feeds: the arrays of an .npz file, or seeded random values for the
-model's inputs (symbolic dims 1). Prints the p50 of each side over all rounds and the median and quartiles
-of the per-round ratios; --json writes them.
+booleans, comma-separated lists), then times blocks of calls on request. A round asks both for one block,
+in alternating order, each after timing.SETTLE_S of idle time; the per-round ratio is p50(a) / p50(b).
+Outputs are compared first (max abs difference printed). Feeds: the arrays of an .npz file, or seeded
+random values for the model's inputs (symbolic dims 1). Prints the p50 of each side over all rounds and the
+median and quartiles of the per-round ratios; --json writes them.
 """
 from __future__ import annotations
 
@@ -36,7 +36,13 @@ o = sdx.SessionOptions()
 o.intra_op_num_threads = args["threads"]
 for k, v in args["opts"].items():
     cur = getattr(o, k)
-    setattr(o, k, (v not in ("0", "false", "False")) if isinstance(cur, bool) else type(cur)(v))
+    if isinstance(cur, bool):
+        v = v not in ("0", "false", "False")
+    elif isinstance(cur, list):
+        v = [x for x in v.split(",") if x]
+    else:
+        v = type(cur)(v)
+    setattr(o, k, v)
 sess = sdx.InferenceSession(args["model"], o)
 if args["feeds"]:
     feeds = dict(np.load(args["feeds"]))

@@ -116,8 +116,8 @@ def main() -> int:
           f"batched (max_batch {a.max_batch}): {row['batched_tokens_per_s']:.1f} tokens/s")
     print(f"  speed-up (per-round ratios): median {row['speedup_median']:.2f}x, min {row['speedup_min']:.2f}x; "
           f"tokens identical: {row['identical_sequences']}/{a.sequences}")
-    print(f"  batch: {rep['decode_steps']} steps, hit rate {rep['hit_rate']:.3f}, occupancy {rep['batch_occupancy']:.2f}, "
-          f"KV padding waste {rep['padding_waste']:.2f}")
+    print(f"  batch: {rep['decode_steps']} steps, hit rate {rep['hit_rate']:.3f}, "
+          f"occupancy {rep['batch_occupancy']:.2f}, KV padding waste {rep['padding_waste']:.2f}")
     if a.json:
         write_json(a.json, {"benchmark": "batch_decode", "results": [row], "versions": versions(),
                             "platform": platform_info()})

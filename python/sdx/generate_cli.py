@@ -8,8 +8,9 @@
 skipped); the prompts decode together with continuous batching, up to --max-batch (default 8) at a time
 (--max-batch 1: one after another). The text output streams a single prompt's tokens as they come (a batch's
 once its sequences end), then the report line; --json FILE writes tokens, tokens/s, hit_rate and the
-per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). Exit status 2 for a usage or
-input error (a model not in the with-past layout, an out-of-range token id, bad sampling parameters).
+per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). Exit status 2
+for a usage or input error (a model not in the with-past layout, an out-of-range token id, bad sampling
+parameters).
 """
 from __future__ import annotations
 
