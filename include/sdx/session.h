@@ -83,6 +83,9 @@ struct RunReport {
   int32_t jit_fused_steps = 0;
   int32_t jit_pending_segments = 0;
   int32_t jit_failed_segments = 0;
+  // Shape buckets (SessionOptions::shape_buckets): entries the call's bucketed dims were padded by (0: ran
+  // at the shapes given).
+  int64_t bucket_padding = 0;
   const char* fallback_reason = nullptr;  // why this call did not replay, or null
 };
 

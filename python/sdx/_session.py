@@ -394,10 +394,9 @@ class InferenceSession:
             self._missing_inputs(input_feed)
         feeds = [(name, _encode(name, value, self._input_types.get(name))) for name, value in input_feed.items()]
         names = list(output_names) if output_names else []
-        values = [_decode(x) for x in self._native.run(feeds, names, flag)]
-        if want_report:
-            return values, {"execution_mode": "SLOT_BY_SLOT", "fallback_reason": "inputs other than plain tensors"}
-        return values
+        r = self._native.run(feeds, names, flag, want_report)
+        values = [_decode(x) for x in (r[0] if want_report else r)]
+        return (values, r[1]) if want_report else values
 
     # -- profiling (onnxruntime's JSON trace format)
     def end_profiling(self) -> str:
@@ -417,6 +416,14 @@ class InferenceSession:
         """What the graph optimizer did at load: rewrites_per_pass {pass: count}, skipped, ops_before and
         ops_after histograms, log [(pass, "before -> after", node)], iterations, text."""
         return self._native.optimization_report()
+
+    def shape_buckets(self) -> dict | None:
+        """The shape buckets (SessionOptions.shape_buckets, e.g. ["past_sequence_length=128"]): {"buckets": the
+        dims and their steps, "status": "unchecked" (no padded call yet), "checked: ..." (the first padded
+        call agreed with the exact shapes) or "disabled: ..." (it did not: exact shapes from then on, and
+        why)}; None without them. A call's report (run_with_report) says how much it padded
+        ("bucket_padding")."""
+        return self._native.shape_buckets()
 
     def subgraph_reports(self) -> list[dict]:
         """Each subgraph body of the model (If branch, Loop or Scan body) as it stands now: body, attribute,

@@ -190,6 +190,7 @@ nb::dict report_to_py(const RunReport& r) {
   d["gap_steps"] = r.gap_steps;
   d["slot_by_slot_steps"] = r.slot_by_slot_steps;
   d["fallback_reason"] = r.fallback_reason ? nb::object(nb::str(r.fallback_reason)) : nb::none();
+  d["bucket_padding"] = r.bucket_padding;
   d["jit_segments"] = r.jit_segments;
   d["jit_fused_segments"] = r.jit_fused_segments;
   d["jit_fused_steps"] = r.jit_fused_steps;
@@ -429,6 +430,8 @@ class PySession {
 
   nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report,
                          const std::atomic<bool>* terminate) {
+    // Shape buckets pad on the feeds path (runtime/shape_buckets.h), not this positional one.
+    if (engine().shape_buckets()) return nb::none();
     // Storage for n arguments only: constructing kMaxFastInputs of each on every call cost more than
     // a small model's whole run.
     alignas(TensorView) unsigned char arg_storage[kMaxFastInputs * sizeof(TensorView)];
@@ -606,18 +609,21 @@ class PySession {
     return out;
   }
 
-  nb::list run(nb::list feeds, std::vector<std::string> output_names, nb::handle terminate) {
+  // The general path (any feeds, shape buckets): the outputs, or (outputs, report) with want_report.
+  nb::object run(nb::list feeds, std::vector<std::string> output_names, nb::handle terminate, bool want_report) {
     Session::Feeds cfeeds = to_feeds(feeds);
     const std::atomic<bool>* stop = py::terminate_flag(terminate);
     Result<std::vector<Value>> outs = invalid_argument("not run");
+    RunReport report;
     {
       nb::gil_scoped_release release;
-      outs = session_->run(cfeeds, output_names, nullptr, stop);
+      outs = session_->run(cfeeds, output_names, want_report ? &report : nullptr, stop);
     }
     std::vector<Value> values = unwrap(std::move(outs));
     nb::list result;
     for (const Value& d : values) result.append(datum_to_py(d));
-    return result;
+    if (!want_report) return result;
+    return nb::make_tuple(result, report_to_py(report));
   }
 
   std::string graph_text() const { return ir::print_graph(*engine().model().graph); }
@@ -792,6 +798,17 @@ class PySession {
 
   // Every subgraph body (If branch, Loop/Scan body) as it stands: a list of dicts, nested bodies in "nested".
   nb::list subgraph_reports() const { return body_report_list(engine().body_reports()); }
+
+  // The shape buckets: {"buckets": what the option declares, "status": "unchecked" | "checked: ..." |
+  // "disabled: ..."}, or None without them.
+  nb::object shape_buckets() const {
+    const runtime::ShapeBuckets* b = engine().shape_buckets();
+    if (!b) return nb::none();
+    nb::dict d;
+    d["buckets"] = b->describe();
+    d["status"] = b->status();
+    return d;
+  }
 
   static nb::list body_report_list(const std::vector<runtime::BodyReport>& reports) {
     nb::list out;
@@ -971,7 +988,8 @@ NB_MODULE(_sdx, m) {
            nb::arg("edits").none() = nb::none())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
-      .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"), nb::arg("terminate").none() = nb::none())
+      .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"), nb::arg("terminate").none() = nb::none(),
+           nb::arg("want_report") = false)
       .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"),
            nb::arg("terminate").none() = nb::none())
       .def("run_feed", &PySession::run_feed, nb::arg("feed").none(), nb::arg("output_names").none(),
@@ -984,6 +1002,7 @@ NB_MODULE(_sdx, m) {
       .def("graph_text", &PySession::graph_text)
       .def("metadata", &PySession::metadata)
       .def("subgraph_reports", &PySession::subgraph_reports)
+      .def("shape_buckets", &PySession::shape_buckets)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
       .def("debug", &PySession::debug, nb::arg("feeds"), nb::arg("breakpoints"), nb::arg("callback"))
       .def("check_replay", &PySession::check_replay, nb::arg("feeds"), nb::arg("atol"))

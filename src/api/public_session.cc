@@ -38,6 +38,7 @@ RunReport public_report(const runtime::ExecutionReport& r) {
   p.jit_fused_steps = r.jit_fused_steps;
   p.jit_pending_segments = r.jit_pending_segments;
   p.jit_failed_segments = r.jit_failed_segments;
+  p.bucket_padding = r.bucket_padding;
   p.fallback_reason = r.fallback_reason;
   return p;
 }

@@ -43,6 +43,9 @@ struct ExecutionReport {
   int32_t jit_fused_steps = 0;
   int32_t jit_pending_segments = 0;
   int32_t jit_failed_segments = 0;
+  // Shape buckets (runtime/shape_buckets.h): the entries this call's bucketed dims were padded by (their
+  // sum; 0: the call ran at the shapes given).
+  int64_t bucket_padding = 0;
   // Why this call did not replay, or null: a static string, so filling the report never allocates.
   const char* fallback_reason = nullptr;
   // What the optimizer did when the session loaded (rewrites per pass); owned by the session.

@@ -79,6 +79,9 @@ Status Session::init() {
     all_outputs_.push_back(static_cast<int>(outputs_.size()));
     outputs_.push_back({v->name(), v->type()});
   }
+  if (!body_) {
+    SDX_ASSIGN_OR_RETURN(buckets_, ShapeBuckets::create(options_.shape_buckets, inputs_, outputs_), "");
+  }
   // The executor's own plan computes every output; it lives as long as the session.
   full_plan_ = std::shared_ptr<const plan::Plan>(std::shared_ptr<void>(), &graph_executor_.plan());
   cache_ = std::make_unique<PlanCache>(options_.plan_cache_max_count, options_.plan_cache_budget_bytes());

@@ -39,6 +39,7 @@
 #include "runtime/input_check.h"
 #include "runtime/plan_cache.h"
 #include "runtime/session_options.h"
+#include "runtime/shape_buckets.h"
 #include "runtime/tensor_arg.h"
 #include "runtime/value_info.h"
 
@@ -138,6 +139,8 @@ class Session {
   // Every subgraph body of this graph as it stands now (plan or interpreted, calls, replays), each with
   // the bodies nested in it; empty with subgraph_plans off.
   std::vector<BodyReport> body_reports() const;
+  // The shape buckets (options().shape_buckets; runtime/shape_buckets.h), or null without them.
+  const ShapeBuckets* shape_buckets() const { return buckets_.get(); }
 
  private:
   Session() = default;
@@ -145,9 +148,14 @@ class Session {
   // The entry for this call's key: ctx's last one when it matches (no hashing), else found or created.
   PlanEntry& entry_for(Context& ctx, const TensorArg* inputs, const std::vector<int>& outputs) const;
   std::shared_ptr<const plan::Plan> plan_for(const std::vector<int>& outputs) const;
-  // run(feeds) when every input is a plain tensor: the positional path on a pooled context.
+  // run(feeds) when every input is a plain tensor: padded to the shape buckets (shape_buckets.h) when the
+  // session has them, then run_planned.
   Result<std::vector<Datum>> run_pooled(const std::vector<const Datum*>& by_input, const std::vector<int>& outputs,
                                         ExecutionReport* report) const;
+  // The positional path on a pooled context; with `padded` (the call's shape-bucket padding), the outputs
+  // come back sliced to the shapes given.
+  Result<std::vector<Datum>> run_planned(const std::vector<const Datum*>& by_input, const std::vector<int>& outputs,
+                                         ExecutionReport* report, const ShapeBuckets::Call* padded = nullptr) const;
   // run(feeds) otherwise: slot by slot in a fresh frame.
   Result<std::vector<Datum>> run_unplanned(const BoundFeeds& feeds, const std::vector<int>& outputs,
                                            StepObserver* observer, ExecutionReport* report) const;
@@ -194,6 +202,8 @@ class Session {
   // The context bind_seeded_plans bound, until create_context hands it out (deleted by ~Session, before
   // cache_). Release store when bound, acquire exchange when taken: publishes its plans and memory.
   mutable std::atomic<Context*> bound_{nullptr};
+  // Symbolic dims padded up to buckets on the feeds path (options_.shape_buckets); null without them.
+  std::unique_ptr<ShapeBuckets> buckets_;
 };
 
 }  // namespace sdx::runtime

@@ -18,6 +18,8 @@ struct SessionOptions {
   ExecutionMode execution_mode = ExecutionMode::kAuto;
   // Runs per input-shape signature that record shapes before memory is frozen (>= 1).
   int warmup_runs = 1;
+  // Symbolic input dims padded up to buckets: "NAME=STEP" entries (runtime/shape_buckets.h).
+  std::vector<std::string> shape_buckets;
   // Plan cache: at most this many plans (one per caller context, output set and input
   // shapes) hold frozen memory; the least recently used beyond it is evicted.
   int plan_cache_max_count = 32;
