@@ -16,11 +16,14 @@ past_key_values.*.
    signature; a length seen in an earlier round would replay). Reported: p50 per-step latency of each
    engine over all rounds and the median of the per-round ratios sdx / onnxruntime (timing.paired_ratios).
    A third engine, sdx_buckets, runs the same loop with the past in KV buckets (--bucket slots, the
-   default of sdx.generate's kv_bucket; python/sdx/_kv_slots.py), its ratio to onnxruntime reported too.
+   default of sdx.generate's kv_bucket; python/sdx/_kv_slots.py), its ratio to onnxruntime reported too. A
+   fourth, sdx_shape_buckets, is the plain hand-written loop on a session with SessionOptions.shape_buckets
+   = ["past_sequence_length=--bucket"]: the engine pads the past and the mask itself (shape_buckets.h).
 2. Decoding --new-tokens (512) from a --prompt-len (16) token prompt under greedy: the tokens of sdx and
    onnxruntime must be identical; sdx's hit rate (decode steps whose run report says CPU_REPLAY / all
    decode steps), each engine's per-token p50 and tokens/s. sdx.generate runs the same decode too, and its
-   tokens and hit rate are reported beside the hand-written loop's.
+   tokens and hit rate are reported beside the hand-written loop's, and so are the plain loop's on a session
+   with shape buckets.
 """
 from __future__ import annotations
 
@@ -111,11 +114,13 @@ def prefill(sess, dec: Decoder, ids: list) -> tuple:
     return int(res[0][0, -1].argmax()), res[1:]
 
 
-def make_sdx(path: str, threads: int):
+def make_sdx(path: str, threads: int, shape_buckets: list | None = None):
     import sdx
 
     opts = sdx.SessionOptions()
     opts.intra_op_num_threads = threads
+    if shape_buckets:
+        opts.shape_buckets = shape_buckets
     return sdx.InferenceSession(path, opts)
 
 
@@ -124,7 +129,8 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
     from sdx._decoder_graph import with_new_kv_outputs
 
     engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads),
-               "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads)}
+               "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads),
+               "sdx_shape_buckets": make_sdx(path, threads, [f"past_sequence_length={bucket}"])}
     dec = Decoder(engines["onnxruntime"])
     rng = np.random.default_rng(0)
     for sess in engines.values():  # first-call costs (allocation, JIT) out of the figures: a short decode
@@ -136,7 +142,7 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         for r in range(rounds):
             start = kv + r * steps - 1  # the first step reads a past of kv + r*steps - 1 and writes that + 1
             tok, past = prefill(engines["onnxruntime"], dec, rng.integers(0, vocab, start).tolist())
-            order = list(engines)[r % 3:] + list(engines)[:r % 3]
+            order = list(engines)[r % len(engines):] + list(engines)[:r % len(engines)]
             for name in order:
                 time.sleep(SETTLE_S)
                 if name == "sdx_buckets":
@@ -146,6 +152,7 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
                 samples[name].append(ns)
         ratios = paired_ratios(samples["sdx"], samples["onnxruntime"])
         bucket_ratios = paired_ratios(samples["sdx_buckets"], samples["onnxruntime"])
+        engine_bucket_ratios = paired_ratios(samples["sdx_shape_buckets"], samples["onnxruntime"])
         row = {"threads": threads, "kv": kv, "kv_range": [kv, kv + rounds * steps - 1]}
         for name, s in samples.items():
             row[f"{name}_p50_us"] = float(np.percentile(np.concatenate(s), 50)) / 1e3
@@ -154,12 +161,17 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         row["bucket"] = bucket
         row["buckets_ratio_median"] = float(np.median(bucket_ratios))
         row["buckets_ratio_range"] = [float(min(bucket_ratios)), float(max(bucket_ratios))]
+        row["shape_buckets_ratio_median"] = float(np.median(engine_bucket_ratios))
+        row["shape_buckets_ratio_range"] = [float(min(engine_bucket_ratios)), float(max(engine_bucket_ratios))]
         rows.append(row)
         print(f"  threads {threads}, KV {kv}..{row['kv_range'][1]}: sdx p50 {row['sdx_p50_us']:.0f} us, onnxruntime "
               f"{row['onnxruntime_p50_us']:.0f} us, sdx/onnxruntime {row['ratio_median']:.2f}x "
               f"(rounds {row['ratio_range'][0]:.2f}..{row['ratio_range'][1]:.2f}); sdx with KV buckets of {bucket} "
               f"{row['sdx_buckets_p50_us']:.0f} us, {row['buckets_ratio_median']:.2f}x "
-              f"(rounds {row['buckets_ratio_range'][0]:.2f}..{row['buckets_ratio_range'][1]:.2f})", flush=True)
+              f"(rounds {row['buckets_ratio_range'][0]:.2f}..{row['buckets_ratio_range'][1]:.2f}); the hand loop on a "
+              f"session with shape_buckets past_sequence_length={bucket} {row['sdx_shape_buckets_p50_us']:.0f} us, "
+              f"{row['shape_buckets_ratio_median']:.2f}x (rounds {row['shape_buckets_ratio_range'][0]:.2f}.."
+              f"{row['shape_buckets_ratio_range'][1]:.2f})", flush=True)
     return rows
 
 
@@ -169,22 +181,24 @@ def long_decode(path: str, threads: int, prompt_len: int, new_tokens: int, vocab
     prompt = np.random.default_rng(1).integers(0, vocab, prompt_len).tolist()
     out = {"threads": threads, "prompt_len": prompt_len, "new_tokens": new_tokens}
     tokens = {}
-    for name, sess in (("onnxruntime", make_ort(open(path, "rb").read(), threads)), ("sdx", make_sdx(path, threads))):
+    for name, sess in (("onnxruntime", make_ort(open(path, "rb").read(), threads)), ("sdx", make_sdx(path, threads)),
+                       ("sdx_shape_buckets", make_sdx(path, threads, ["past_sequence_length=128"]))):
         dec = Decoder(sess)
         time.sleep(SETTLE_S)
         tok, past = prefill(sess, dec, prompt)
-        rest, ns, replayed = decode_steps(sess, dec, tok, past, new_tokens - 1, with_report=name == "sdx")
+        rest, ns, replayed = decode_steps(sess, dec, tok, past, new_tokens - 1, with_report=name != "onnxruntime")
         tokens[name] = [tok] + rest
         us = np.asarray(ns) / 1e3
         out[f"{name}_p50_us"] = float(np.percentile(us, 50))
         out[f"{name}_decode_tokens_per_s"] = float(len(us) / (us.sum() / 1e6))
-        if name == "sdx":
-            out["sdx_hit_rate"] = replayed / len(ns)
+        if name != "onnxruntime":
+            out[f"{name}_hit_rate"] = replayed / len(ns)
     time.sleep(SETTLE_S)
     opts = sdx.SessionOptions()
     opts.intra_op_num_threads = threads
     g = sdx.generate(path, prompt, new_tokens, sess_options=opts)  # by path: it copies out only the new K/V
     out["tokens_identical"] = tokens["sdx"] == tokens["onnxruntime"]
+    out["shape_buckets_tokens_identical"] = tokens["sdx_shape_buckets"] == tokens["onnxruntime"]
     out["first_difference"] = next((i for i, (a, b) in enumerate(zip(tokens["sdx"], tokens["onnxruntime"])) if a != b),
                                    None)
     out["distinct_tokens"] = len(set(tokens["onnxruntime"]))
@@ -195,7 +209,9 @@ def long_decode(path: str, threads: int, prompt_len: int, new_tokens: int, vocab
           f"{out['tokens_identical']} ({out['distinct_tokens']} distinct), sdx hit rate {out['sdx_hit_rate']:.3f}; "
           f"per-token p50 sdx {out['sdx_p50_us']:.0f} us, onnxruntime {out['onnxruntime_p50_us']:.0f} us; "
           f"sdx.generate: identical {out['generate']['tokens_identical']}, hit rate {g.report['hit_rate']:.3f}, "
-          f"p50 {g.report['per_token_latency_p50_us']:.0f} us", flush=True)
+          f"p50 {g.report['per_token_latency_p50_us']:.0f} us; the hand loop with shape_buckets: identical "
+          f"{out['shape_buckets_tokens_identical']}, hit rate {out['sdx_shape_buckets_hit_rate']:.3f}, p50 "
+          f"{out['sdx_shape_buckets_p50_us']:.0f} us", flush=True)
     return out
 
 
