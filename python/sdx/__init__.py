@@ -59,6 +59,7 @@ from ._retry import RemoteUnavailable  # sdx.remote's error; sdx.remote itself (
 from ._session import InferenceSession, ModelMetadata, NodeArg
 from .bundle import compile_bundle
 from .generate import GenerationResult, generate, generate_stream
+from .buckets import choose_buckets, choose_buckets_2d
 
 IOBinding = SessionIOBinding
 
@@ -75,7 +76,8 @@ __all__ = [
     "set_default_logger_severity", "set_default_logger_verbosity", "set_default_logger_callback",
     "enable_telemetry_events", "disable_telemetry_events", "create_and_register_allocator",
     "create_and_register_allocator_v2", "inspect_model", "compile_bundle", "get_include", "get_lib_dir",
-    "get_cmake_dir", "generate", "generate_stream", "GenerationResult", "__version__",
+    "get_cmake_dir", "generate", "generate_stream", "GenerationResult", "choose_buckets", "choose_buckets_2d",
+    "__version__",
 ]
 
 

@@ -27,10 +27,12 @@
 #include "api/public_access.h"  // the engine behind an sdx::Session
 #include "backend/kernel_registry.h"
 #include "ir/printer.h"
+#include "plan/bucket_choice.h"
 #include "backend/cpu/jit/jit_engine.h"
 #include "runtime/debugger.h"
 #include "runtime/introspection.h"
 #include "runtime/replay_checker.h"
+#include "runtime/run_control.h"
 #include "testing/conformance.h"
 #include "obs/machine_peak.h"
 
@@ -428,10 +430,36 @@ class PySession {
  private:
   static constexpr size_t kMaxFastInputs = 64;
 
+  // run_handles on a session with shape buckets: the arrays borrowed as the engine's inputs, padded and
+  // sliced back by it (runtime::Session::run_inputs), every output returned.
+  nb::object run_bucketed(const TensorView* args, size_t n, bool want_report, const std::atomic<bool>* terminate) {
+    std::vector<Datum> in;
+    in.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      in.push_back(Datum::tensor(Tensor::borrow(args[i].dtype, Shape(std::vector<int64_t>(args[i].dims, args[i].dims + args[i].rank)),
+                                                const_cast<void*>(args[i].data))));
+    std::vector<const Datum*> ptrs;
+    for (const Datum& d : in) ptrs.push_back(&d);
+    runtime::ExecutionReport rep;
+    Result<std::vector<Datum>> outs = invalid_argument("not run");
+    {
+      nb::gil_scoped_release release;
+      runtime::TerminateScope stop(terminate);
+      outs = engine().run_inputs(ptrs, want_report ? &rep : nullptr);
+    }
+    if (!outs.is_ok()) raise(outs.status());
+    nb::list result;
+    for (Datum& d : outs.value()) result.append(datum_to_py(api::value_of(std::move(d))));
+    // Marked as the general path's: outputs that are not plain tensors are decoded by the Python side.
+    if (!want_report) return nb::make_tuple(nb::str("general"), result);
+    return nb::make_tuple(nb::str("general"), nb::make_tuple(result, report_to_py(api::public_report(rep))));
+  }
+
   nb::object run_handles(const nb::handle* items, size_t n, const std::vector<int>& outputs, bool want_report,
                          const std::atomic<bool>* terminate) {
-    // Shape buckets pad on the feeds path (runtime/shape_buckets.h), not this positional one.
-    if (engine().shape_buckets()) return nb::none();
+    // Shape buckets pad on the engine's Datum path (runtime/shape_buckets.h): run_bucketed below for all
+    // outputs, the general path for a subset.
+    if (engine().shape_buckets() && !outputs.empty()) return nb::none();
     // Storage for n arguments only: constructing kMaxFastInputs of each on every call cost more than
     // a small model's whole run.
     alignas(TensorView) unsigned char arg_storage[kMaxFastInputs * sizeof(TensorView)];
@@ -471,6 +499,7 @@ class PySession {
       arg->data = view.data();
       views.push_back(std::move(view));
     }
+    if (engine().shape_buckets()) return run_bucketed(args, n, want_report, terminate);
     std::unique_ptr<RunContext> ctx = session_->acquire_context();
     ctx->set_terminate_flag(terminate);
     RunReport report;
@@ -1043,6 +1072,32 @@ NB_MODULE(_sdx, m) {
     return nb::bytes(bytes.data(), bytes.size());
   }, nb::arg("model"), nb::arg("options"), nb::arg("input_sets"));
   m.def("session_option_table", &session_option_table);
+  // plan/bucket_choice.h: sizes and counts (parallel lists) -> {"sizes", "padding", "cost"}.
+  m.def("choose_buckets", [](std::vector<int64_t> sizes, std::vector<double> counts, int max_buckets, double plan_cost,
+                             bool power_of_two) {
+    std::vector<plan::SizeCount> trace;
+    for (size_t i = 0; i < sizes.size() && i < counts.size(); ++i) trace.push_back({sizes[i], counts[i]});
+    const plan::BucketChoice c = power_of_two ? plan::choose_power_of_two_buckets(trace, max_buckets, plan_cost)
+                                              : plan::choose_buckets(trace, max_buckets, plan_cost);
+    nb::dict d;
+    d["sizes"] = c.sizes;
+    d["padding"] = c.padding;
+    d["cost"] = c.cost;
+    return d;
+  });
+  // Two dims: first sizes, second sizes, counts (parallel lists) -> {"first", "second", "padding"}.
+  m.def("choose_buckets_2d", [](std::vector<int64_t> first, std::vector<int64_t> second, std::vector<double> counts,
+                                int max_first, int max_second, bool power_of_two) {
+    std::vector<plan::SizePair> trace;
+    for (size_t i = 0; i < first.size() && i < second.size() && i < counts.size(); ++i)
+      trace.push_back({first[i], second[i], counts[i]});
+    const plan::BucketChoice2d c = plan::choose_buckets_2d(trace, max_first, max_second, power_of_two);
+    nb::dict d;
+    d["first"] = c.first;
+    d["second"] = c.second;
+    d["padding"] = c.padding;
+    return d;
+  });
   m.def("session_option_switches", &session_option_switches);
   m.def("supported_ops", [] { return backend::KernelRegistry::cpu().op_names(); });
   m.def("run_conformance_case", [](const std::string& dir, double rtol, double atol) {
