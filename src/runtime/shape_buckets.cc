@@ -5,6 +5,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "plan/bucket_choice.h"
+
 namespace sdx::runtime {
 namespace {
 
@@ -68,14 +70,17 @@ Result<std::unique_ptr<ShapeBuckets>> ShapeBuckets::create(const std::vector<std
   for (const std::string& entry : spec) {
     const size_t eq = entry.find('=');
     const std::string name = entry.substr(0, eq);
-    const std::string step = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    std::string step = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    const bool automatic = step.rfind("auto", 0) == 0;
+    if (automatic) step = step.size() > 5 && step[4] == ':' ? step.substr(5) : step == "auto" ? "8" : "";
     char* end = nullptr;
     const long long v = step.empty() ? 0 : std::strtoll(step.c_str(), &end, 10);
-    if (name.empty() || step.empty() || *end != '\0' || v < 1)
+    if (name.empty() || step.empty() || *end != '\0' || v < 1 || (automatic && v > 64))
       return invalid_argument("shape_buckets entry '" + entry +
                               "' is not NAME=STEP (a symbolic input dim and a whole number >= 1: its sizes are "
-                              "padded up to multiples of STEP)");
-    Dim d{name, v};
+                              "padded up to multiples of STEP) or NAME=auto[:K] (K, at most 64, buckets chosen from "
+                              "the traffic)");
+    Dim d{name, automatic ? 0 : v, automatic ? static_cast<int>(v) : 8};
     for (size_t i = 0; i < inputs.size() && d.input < 0; ++i) {
       const auto& shape = inputs[i].type.shape;
       if (inputs[i].type.kind != ir::TypeInfo::Kind::kTensor || !shape) continue;
@@ -116,11 +121,30 @@ Result<std::unique_ptr<ShapeBuckets>> ShapeBuckets::create(const std::vector<std
   };
   b->in_axes_ = axes_of(inputs);
   b->out_axes_ = axes_of(outputs);
+  b->auto_.resize(b->dims_.size());
   return b;
 }
 
 int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
-  return value <= 0 ? value : (value + d.step - 1) / d.step * d.step;
+  if (value <= 0) return value;
+  if (d.step > 0) return (value + d.step - 1) / d.step * d.step;
+  constexpr int64_t kRechooseEvery = 64;  // calls between two choices
+  constexpr size_t kMaxSizesKept = 4096;  // distinct sizes counted (later new ones are not)
+  std::lock_guard<std::mutex> lock(auto_mu_);
+  AutoState& a = auto_[static_cast<size_t>(&d - dims_.data())];
+  if (a.seen.size() < kMaxSizesKept || a.seen.count(value)) a.seen[value] += 1;
+  if (++a.calls % kRechooseEvery == 0) {
+    std::vector<plan::SizeCount> trace;
+    for (const auto& [size, count] : a.seen) trace.push_back({size, count});
+    a.chosen = plan::choose_buckets(std::move(trace), d.max_buckets).sizes;
+  }
+  auto it = std::lower_bound(a.chosen.begin(), a.chosen.end(), value);
+  if (it != a.chosen.end()) return *it;
+  // Above every chosen size: a multiple of a quarter of the value's power of two (at least 16).
+  int64_t p2 = 1;
+  while (p2 * 2 <= value) p2 *= 2;
+  const int64_t g = std::max<int64_t>(16, p2 / 4);
+  return (value + g - 1) / g * g;
 }
 
 Result<ShapeBuckets::Call> ShapeBuckets::pad(const std::vector<const Datum*>& in) const {
@@ -265,7 +289,25 @@ std::string ShapeBuckets::status() const {
 
 std::string ShapeBuckets::describe() const {
   std::string s;
-  for (const Dim& d : dims_) s += (s.empty() ? "" : ", ") + d.name + " in multiples of " + std::to_string(d.step);
+  std::lock_guard<std::mutex> lock(auto_mu_);
+  for (size_t k = 0; k < dims_.size(); ++k) {
+    const Dim& d = dims_[k];
+    s += (s.empty() ? "" : ", ") + d.name;
+    if (d.step > 0) {
+      s += " in multiples of " + std::to_string(d.step);
+      continue;
+    }
+    const AutoState& a = auto_[k];
+    s += " in automatic buckets (at most " + std::to_string(d.max_buckets) + " chosen from the traffic";
+    if (a.chosen.empty()) {
+      s += "; none chosen yet";
+    } else {
+      s += "; now [";
+      for (size_t i = 0; i < a.chosen.size(); ++i) s += (i ? ", " : "") + std::to_string(a.chosen[i]);
+      s += "] from " + std::to_string(a.calls) + " calls";
+    }
+    s += "; larger sizes round up to a quarter of their power of two)";
+  }
   return s;
 }
 

@@ -3,6 +3,13 @@
 // growing past by hand, onnxruntime style) replays instead of warming up at every new size.
 //
 //   shape_buckets = {"past_sequence_length=128"}   // multiples of 128: 1..128 -> 128, 129..256 -> 256, ...
+//   shape_buckets = {"batch_size=auto"}            // chosen from the traffic (plan/bucket_choice.h)
+//
+// Automatic buckets ("NAME=auto", or "NAME=auto:K" for at most K chosen sizes, default 8): the session counts
+// the sizes the dim takes and, every 64 calls, chooses the K bucket sizes that pad that traffic least
+// (choose_buckets: an exact optimum, so buckets sit where sizes cluster). A size above every chosen bucket
+// (a decode loop's growing length) is rounded up to a multiple of a quarter of its power of two (at least
+// 16): buckets grow geometrically ahead of the traffic. The choice is reported (describe()).
 //
 // A bucketed dim NAME is found by its name in the inputs' declared shapes. Every input axis whose declared
 // dim is NAME, or a sum naming it ("past_sequence_length + sequence_length", the attention mask's), grows
@@ -20,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,7 +42,8 @@ namespace sdx::runtime {
 class ShapeBuckets {
  public:
   // Parses the option against the session's inputs and outputs; null for an empty option. Errors name the
-  // entry: malformed ("NAME=STEP" with STEP a whole number >= 1) or a dim no input declares on its own.
+  // entry: malformed ("NAME=STEP" with STEP a whole number >= 1, or "NAME=auto[:K]") or a dim no input
+  // declares on its own.
   static Result<std::unique_ptr<ShapeBuckets>> create(const std::vector<std::string>& spec,
                                                       const std::vector<ValueInfo>& inputs,
                                                       const std::vector<ValueInfo>& outputs);
@@ -68,8 +77,15 @@ class ShapeBuckets {
   enum State : int { kUnchecked = 0, kChecked = 1, kDisabled = 2 };
   struct Dim {
     std::string name;
-    int64_t step = 1;
+    int64_t step = 1;           // 0: automatic
+    int max_buckets = 8;        // automatic: sizes chosen at most
     int input = -1, axis = -1;  // where the call's value is read
+  };
+  // Automatic buckets' state per dim (guarded by auto_mu_): the sizes seen and the current choice.
+  struct AutoState {
+    std::map<int64_t, double> seen;
+    std::vector<int64_t> chosen;
+    int64_t calls = 0;
   };
   // Per input / output axis: the bucketed dims its declared dim names (indices into dims_).
   using AxisDims = std::vector<std::vector<int>>;
@@ -77,6 +93,8 @@ class ShapeBuckets {
   int64_t bucket_of(const Dim& d, int64_t value) const;
 
   std::vector<Dim> dims_;
+  mutable std::mutex auto_mu_;
+  mutable std::vector<AutoState> auto_;  // per dim (unused for fixed steps)
   std::vector<AxisDims> in_axes_, out_axes_;  // [input][axis] -> dims
   // Published by verify() with release, read by unchecked()/pad() with acquire: the check's outcome (and,
   // guarded by mu_, its detail).

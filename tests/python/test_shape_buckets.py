@@ -82,3 +82,13 @@ def test_a_model_that_does_not_mask_its_padding_runs_exact_shapes(model_path, tm
 def test_bad_declarations_are_refused(model_path, bad, msg):
     with pytest.raises(sdx.InvalidArgument, match=msg):
         sdx.InferenceSession(model_path, _options(bad))
+
+
+def test_automatic_buckets_replay_a_decode_loop(model_path):
+    sess = sdx.InferenceSession(model_path, _options("past_sequence_length=auto:4"))
+    tokens, reports = _loop(sess, [3, 1, 4], 150)
+    assert tokens == _ort_greedy(model_path, [3, 1, 4], 150)
+    hit = sum(r["execution_mode"] == "CPU_REPLAY" for r in reports[1:]) / (len(reports) - 1)
+    assert hit >= 0.7, hit
+    desc = sess.shape_buckets()["buckets"]
+    assert desc.startswith("past_sequence_length in automatic buckets (at most 4 chosen from the traffic; now ["), desc

@@ -121,10 +121,39 @@ TEST(ShapeBuckets, AModelThePaddingChangesRunsExactShapesAndSaysWhy) {
   EXPECT_NE(st.find("output 1 differs"), std::string::npos) << st;
 }
 
+// Automatic buckets on a growing length (a decode loop), then a second pass over short lengths.
+TEST(ShapeBuckets, AutomaticBucketsFollowTheTraffic) {
+  auto s = model({"P=auto:3"});
+  auto exact = model({});
+  ASSERT_TRUE(s && exact);
+  EXPECT_NE(s->shape_buckets()->describe().find("none chosen yet"), std::string::npos);
+  int replays = 0, calls = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t p = 1; p <= 100; p += pass + 1) {
+      ExecutionReport rep;
+      auto got = s->run(feeds(p), {}, nullptr, &rep);
+      auto want = exact->run(feeds(p));
+      ASSERT_TRUE(got.is_ok() && want.is_ok()) << got.status().to_string();
+      ASSERT_EQ(values(got.value()[0]), values(want.value()[0])) << p;
+      ASSERT_EQ(values(got.value()[1]), values(want.value()[1])) << p;
+      if (pass == 0 && p <= 64) {  // before the first choice: a quarter of the power of two, at least 16
+        int64_t p2 = 1;
+        while (p2 * 2 <= p) p2 *= 2;
+        const int64_t g = std::max<int64_t>(16, p2 / 4);
+        EXPECT_EQ(rep.bucket_padding, (p + g - 1) / g * g - p) << p;
+      }
+      replays += rep.mode_used == ExecutionMode::kCpuReplay;
+      ++calls;
+    }
+  const std::string d = s->shape_buckets()->describe();
+  EXPECT_NE(d.find("P in automatic buckets (at most 3 chosen from the traffic; now ["), std::string::npos) << d;
+  EXPECT_GT(replays, calls * 3 / 4) << d;  // a handful of warmups and captures per bucket
+}
+
 TEST(ShapeBuckets, BadOptionsAreRefusedNamingThem) {
   const std::vector<ValueInfo> inputs = {
       {"past", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::symbolic("batch"), Dim::symbolic("P")})}};
-  for (const char* bad : {"P", "P=", "P=0", "P=-2", "P=abc", "=4", "P=4x"}) {
+  for (const char* bad : {"P", "P=", "P=0", "P=-2", "P=abc", "=4", "P=4x", "P=auto:0", "P=auto:65", "P=autox", "P=auto:"}) {
     auto b = ShapeBuckets::create({bad}, inputs, {});
     ASSERT_FALSE(b.is_ok()) << bad;
     EXPECT_NE(b.status().message().find(std::string("'") + bad + "'"), std::string::npos) << b.status().message();
