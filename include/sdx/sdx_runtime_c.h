@@ -38,8 +38,10 @@
  *   must not be used after it is destroyed, and must not be destroyed while another thread uses it.
  *
  * Plan lifecycle (per context and input-shape signature; sdx_create_info_t.num_warmup_iterations = 1):
- *   sdxRun #1  slot by slot, recording shapes; then shapes are frozen      -> SDX_PHASE_SHAPES_FROZEN
- *   sdxRun #2  runs in frozen memory and captures the bound kernel calls   -> SDX_PHASE_CAPTURED
+ *   sdxRun #1  slot by slot, recording shapes                              -> SDX_PHASE_WARMUP
+ *   sdxRun #2  freezes the shapes (memory allocated once) and captures the
+ *              bound kernel calls while it runs                             -> SDX_PHASE_CAPTURED
+ *              (dims seen once never freeze: no memory is held for them)
  *   sdxRun #3+ replays the captured calls (no heap allocation)             -> SDX_PHASE_REPLAYING
  *   A call with new input dims starts its own plan at WARMUP; the first one's plan is kept for when the
  *   dims come back.
@@ -322,7 +324,8 @@ SDX_C_API sdx_status_t sdxGetOutput(sdx_context_t* ctx, const char* name, sdx_te
 /* The same by position in the bundle's outputs (sdxGetOutputName); past the end: SDX_STATUS_OUT_OF_RANGE. */
 SDX_C_API sdx_status_t sdxGetOutputByIndex(sdx_context_t* ctx, size_t index, sdx_tensor_t* out);
 
-/* Freezes the shapes of ctx's current plan now instead of after num_warmup_iterations runs. It needs one
+/* Freezes the shapes of ctx's current plan now instead of when its dims come again after
+ * num_warmup_iterations runs. It needs one
  * completed run to know the shapes: before that, SDX_STATUS_FAILED_PRECONDITION. A plan already past
  * WARMUP is left as it is (SDX_STATUS_OK). */
 SDX_C_API sdx_status_t sdxFreezeShapes(sdx_context_t* ctx);
