@@ -29,28 +29,32 @@ size_t element_bytes(DType t) {
   return two == 2 * one ? one : 0;
 }
 
-// Copies src (shape `from`) into dst (shape `to`, every dim >= from's) at per-axis offsets `lead`; the
-// rest of dst is zero.
-void place(const char* src, const std::vector<int64_t>& from, char* dst, const std::vector<int64_t>& to,
-           const std::vector<int64_t>& lead, size_t elem) {
-  const size_t rank = from.size();
-  std::memset(dst, 0, static_cast<size_t>(Shape(to).numel()) * elem);
-  if (Shape(from).numel() == 0) return;
+// Copies a block of shape `block` from src (dims `sd`, starting at per-axis offsets `so`) to dst (dims `dd`,
+// at offsets `dof`), one innermost row at a time. Padding copies the given tensor into the front-padded one;
+// slicing copies the real entries back out.
+void copy_block(const char* src, const std::vector<int64_t>& sd, const std::vector<int64_t>& so, char* dst,
+                const std::vector<int64_t>& dd, const std::vector<int64_t>& dof, const std::vector<int64_t>& block,
+                size_t elem) {
+  const size_t rank = block.size();
+  if (Shape(block).numel() == 0) return;
   if (rank == 0) {
     std::memcpy(dst, src, elem);
     return;
   }
-  const int64_t row = from[rank - 1];
-  const int64_t rows = Shape(from).numel() / row;
+  const int64_t row = block[rank - 1], rows = Shape(block).numel() / row;
   std::vector<int64_t> idx(rank - 1, 0);
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t off = 0;
-    for (size_t a = 0; a + 1 < rank; ++a) off = off * to[a] + idx[a] + lead[a];
-    off = off * to[rank - 1] + lead[rank - 1];
-    std::memcpy(dst + static_cast<size_t>(off) * elem, src + static_cast<size_t>(r * row) * elem,
+    int64_t s_off = 0, d_off = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      s_off = s_off * sd[a] + idx[a] + so[a];
+      d_off = d_off * dd[a] + idx[a] + dof[a];
+    }
+    s_off = s_off * sd[rank - 1] + so[rank - 1];
+    d_off = d_off * dd[rank - 1] + dof[rank - 1];
+    std::memcpy(dst + static_cast<size_t>(d_off) * elem, src + static_cast<size_t>(s_off) * elem,
                 static_cast<size_t>(row) * elem);
     for (size_t a = rank - 1; a-- > 0;) {
-      if (++idx[a] < from[a]) break;
+      if (++idx[a] < block[a]) break;
       idx[a] = 0;
     }
   }
@@ -179,7 +183,9 @@ Result<ShapeBuckets::Call> ShapeBuckets::pad(const std::vector<const Datum*>& in
     std::vector<int64_t> to = t.shape().dims();
     for (size_t a = 0; a < to.size(); ++a) to[a] += lead[a];
     SDX_ASSIGN_OR_RETURN(Tensor p, Tensor::allocate(t.dtype(), Shape(to)), "padding an input to its shape bucket");
-    place(static_cast<const char*>(t.raw_data()), t.shape().dims(), static_cast<char*>(p.raw_data()), to, lead, elem);
+    std::memset(p.raw_data(), 0, p.nbytes());
+    copy_block(static_cast<const char*>(t.raw_data()), t.shape().dims(), std::vector<int64_t>(to.size(), 0),
+               static_cast<char*>(p.raw_data()), to, lead, t.shape().dims(), elem);
     call.feeds.push_back(Datum::tensor(std::move(p)));
   }
   return call;
@@ -213,23 +219,8 @@ Result<std::vector<Datum>> ShapeBuckets::unpad(const std::vector<Datum>& padded,
       to[a] -= lead[a];
     }
     SDX_ASSIGN_OR_RETURN(Tensor s, Tensor::allocate(t.dtype(), Shape(to)), "slicing an output back from its shape bucket");
-    // Rows of the slice: the padded tensor's rows that skip the leading entries of each axis.
-    const size_t rank = to.size();
-    const int64_t row = rank ? to[rank - 1] : 1;
-    const int64_t rows = row ? Shape(to).numel() / row : 0;
-    std::vector<int64_t> idx(rank ? rank - 1 : 0, 0);
-    const std::vector<int64_t>& from = t.shape().dims();
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t off = 0;
-      for (size_t a = 0; a + 1 < rank; ++a) off = off * from[a] + idx[a] + lead[a];
-      off = rank ? off * from[rank - 1] + lead[rank - 1] : 0;
-      std::memcpy(static_cast<char*>(s.raw_data()) + static_cast<size_t>(r * row) * elem,
-                  static_cast<const char*>(t.raw_data()) + static_cast<size_t>(off) * elem, static_cast<size_t>(row) * elem);
-      for (size_t a = rank - 1; a-- > 0;) {
-        if (++idx[a] < to[a]) break;
-        idx[a] = 0;
-      }
-    }
+    copy_block(static_cast<const char*>(t.raw_data()), t.shape().dims(), lead, static_cast<char*>(s.raw_data()), to,
+               std::vector<int64_t>(to.size(), 0), to, elem);
     out.push_back(Datum::tensor(std::move(s)));
   }
   return out;

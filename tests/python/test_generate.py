@@ -264,9 +264,9 @@ def test_new_kv_outputs_are_the_concatenated_values(model_path):
         np.testing.assert_array_equal(outs[p], outs[n])
 
 
-def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_path):
-    """A decoder that does not mask keys by attention_mask would attend to the empty slots: the first-step
-    check sees the logits differ, and decoding runs at exact shapes, saying why."""
+def unmasked_copy(model_path, tmp_path) -> str:
+    """The decoder with attention_mask replaced by ones: padded keys get attention weight (padding is not
+    exact); written to tmp_path, its path returned."""
     m = onnx.load(model_path)
     ones = onnx.helper.make_node("ConstantOfShape", ["mask_shape"], ["mask_ones"],
                                  value=onnx.helper.make_tensor("one", onnx.TensorProto.INT64, [1], [1]))
@@ -277,6 +277,13 @@ def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_pa
     m.graph.node.insert(0, shape)
     path = tmp_path / "unmasked.onnx"
     onnx.save(m, str(path))
+    return str(path)
+
+
+def test_kv_buckets_fall_back_when_the_model_ignores_the_mask(model_path, tmp_path):
+    """A decoder that does not mask keys by attention_mask would attend to the empty slots: the first-step
+    check sees the logits differ, and decoding runs at exact shapes, saying why."""
+    path = unmasked_copy(model_path, tmp_path)
     prompt = [5, 9, 2, 7]
     exact = sdx.generate(str(path), prompt, 12, kv_bucket=None)
     r = sdx.generate(str(path), prompt, 12, kv_bucket=16)

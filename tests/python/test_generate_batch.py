@@ -5,14 +5,12 @@ report says what happened; a model that ignores attention_mask falls back to one
 arguments are named; `sdx generate --batch-file` batches and writes the batch's report."""
 import json
 
-import numpy as np
-import onnx
 import pytest
 
 import sdx
 from sdx._batch_decode import batch_buckets
 
-from test_generate import _cli, _ort_greedy, model_path  # noqa: F401 (the module-scoped fixture)
+from test_generate import _cli, _ort_greedy, model_path, unmasked_copy  # noqa: F401 (the fixture)
 
 PROMPTS = [[5, 9, 2, 7], [1], [3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 20], [100, 4], [7, 7, 8],
            [11, 12, 13, 14, 15, 16]]
@@ -68,16 +66,7 @@ def test_streaming_gives_every_token(model_path):
 
 
 def test_falls_back_when_the_model_ignores_the_mask(model_path, tmp_path):
-    m = onnx.load(model_path)
-    shape = onnx.helper.make_node("Shape", ["attention_mask"], ["mask_shape"])
-    ones = onnx.helper.make_node("ConstantOfShape", ["mask_shape"], ["mask_ones"],
-                                 value=onnx.helper.make_tensor("one", onnx.TensorProto.INT64, [1], [1]))
-    for node in m.graph.node:
-        node.input[:] = ["mask_ones" if x == "attention_mask" else x for x in node.input]
-    m.graph.node.insert(0, ones)
-    m.graph.node.insert(0, shape)
-    path = tmp_path / "unmasked.onnx"
-    onnx.save(m, str(path))
+    path = unmasked_copy(model_path, tmp_path)
     rs = sdx.generate(str(path), PROMPTS[:2], 6, kv_bucket=16)
     assert rs[0].report["continuous_batching"].startswith("off: the KV bucket check failed")
     assert [r.tokens for r in rs] == [r.tokens for r in sdx.generate(str(path), PROMPTS[:2], 6, kv_bucket=None)]

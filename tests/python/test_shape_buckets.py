@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 import pytest
 
 import sdx
 
-from test_generate import D, HEADS, LAYERS, _feeds, _ort_greedy, model_path  # noqa: F401 (the fixture)
+from test_generate import D, HEADS, LAYERS, _feeds, _ort_greedy, model_path, unmasked_copy  # noqa: F401
 
 
 def _loop(sess, prompt, n):
@@ -58,16 +57,7 @@ def test_the_environment_variable_declares_buckets(model_path):
 
 
 def test_a_model_that_does_not_mask_its_padding_runs_exact_shapes(model_path, tmp_path):
-    m = onnx.load(model_path)  # attention_mask replaced by ones: padded keys get attention weight
-    shape = onnx.helper.make_node("Shape", ["attention_mask"], ["mask_shape"])
-    ones = onnx.helper.make_node("ConstantOfShape", ["mask_shape"], ["mask_ones"],
-                                 value=onnx.helper.make_tensor("one", onnx.TensorProto.INT64, [1], [1]))
-    for node in m.graph.node:
-        node.input[:] = ["mask_ones" if x == "attention_mask" else x for x in node.input]
-    m.graph.node.insert(0, ones)
-    m.graph.node.insert(0, shape)
-    path = str(tmp_path / "unmasked.onnx")
-    onnx.save(m, path)
+    path = unmasked_copy(model_path, tmp_path)  # attention_mask replaced by ones
     sess = sdx.InferenceSession(path, _options("past_sequence_length=16"))
     tokens, reports = _loop(sess, [5, 9, 2, 7], 12)
     assert tokens == _loop(sdx.InferenceSession(path), [5, 9, 2, 7], 12)[0]
