@@ -129,6 +129,20 @@ Result<std::unique_ptr<ShapeBuckets>> ShapeBuckets::create(const std::vector<std
   return b;
 }
 
+std::vector<int64_t> ShapeBuckets::leads(const std::vector<AxisDims>& axes, size_t i, const Datum& d, const Call& call) {
+  std::vector<int64_t> lead;
+  bool any = false;
+  if (!d.is_tensor() || i >= axes.size() || axes[i].size() != static_cast<size_t>(d.as_tensor().rank())) return lead;
+  for (const std::vector<int>& ks : axes[i]) {
+    int64_t p = 0;
+    for (int k : ks) p += call.pads[static_cast<size_t>(k)];
+    lead.push_back(p);
+    any = any || p > 0;
+  }
+  if (!any) lead.clear();
+  return lead;
+}
+
 int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
   if (value <= 0) return value;
   if (d.step > 0) return (value + d.step - 1) / d.step * d.step;
@@ -164,16 +178,8 @@ Result<ShapeBuckets::Call> ShapeBuckets::pad(const std::vector<const Datum*>& in
   if (!call.padded()) return call;
   for (size_t i = 0; i < in.size(); ++i) {
     const Datum* d = in[i];
-    std::vector<int64_t> lead;
-    bool grows = false;
-    if (d && d->is_tensor() && i < in_axes_.size() && in_axes_[i].size() == static_cast<size_t>(d->as_tensor().rank()))
-      for (const std::vector<int>& ks : in_axes_[i]) {
-        int64_t p = 0;
-        for (int k : ks) p += call.pads[static_cast<size_t>(k)];
-        lead.push_back(p);
-        grows = grows || p > 0;
-      }
-    if (!grows) {
+    const std::vector<int64_t> lead = d ? leads(in_axes_, i, *d, call) : std::vector<int64_t>();
+    if (lead.empty()) {
       call.feeds.push_back(d ? *d : Datum::none());
       continue;
     }
@@ -197,16 +203,8 @@ Result<std::vector<Datum>> ShapeBuckets::unpad(const std::vector<Datum>& padded,
   for (size_t j = 0; j < padded.size(); ++j) {
     const size_t o = static_cast<size_t>(outputs[j]);
     const Datum& d = padded[j];
-    std::vector<int64_t> lead;
-    bool shrinks = false;
-    if (d.is_tensor() && o < out_axes_.size() && out_axes_[o].size() == static_cast<size_t>(d.as_tensor().rank()))
-      for (const std::vector<int>& ks : out_axes_[o]) {
-        int64_t p = 0;
-        for (int k : ks) p += call.pads[static_cast<size_t>(k)];
-        lead.push_back(p);
-        shrinks = shrinks || p > 0;
-      }
-    if (!shrinks) {
+    const std::vector<int64_t> lead = leads(out_axes_, o, d, call);
+    if (lead.empty()) {
       out.push_back(d);
       continue;
     }

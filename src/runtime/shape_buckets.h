@@ -91,6 +91,9 @@ class ShapeBuckets {
   using AxisDims = std::vector<std::vector<int>>;
 
   int64_t bucket_of(const Dim& d, int64_t value) const;
+  // Entries added in front of each axis of value i (of `axes`: the inputs' or the outputs'), or empty when
+  // none is (not a tensor, another rank than declared, nothing padded).
+  static std::vector<int64_t> leads(const std::vector<AxisDims>& axes, size_t i, const Datum& d, const Call& call);
 
   std::vector<Dim> dims_;
   mutable std::mutex auto_mu_;
