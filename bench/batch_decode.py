@@ -42,7 +42,7 @@ GEOMETRIES = {"small": ["--layers", "12", "--d-model", "768", "--heads", "12", "
 def model_path(a) -> str:
     if a.model:
         return a.model
-    path = os.path.join(a.workdir, f"gpt2_{a.geometry}.onnx")
+    path = os.path.join(a.workdir, f"sdx_batch_decode_gpt2_{a.geometry}.onnx")
     if not os.path.exists(path):
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_gpt2_decoder.py"), path] +
                        GEOMETRIES[a.geometry], check=True)
