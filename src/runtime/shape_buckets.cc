@@ -60,6 +60,19 @@ void copy_block(const char* src, const std::vector<int64_t>& sd, const std::vect
   }
 }
 
+// Zeros the entries of dst (dims `to`) in front of each axis' lead: for axis a, every index < lead[a] (the
+// rest copy_block fills), one memset per slab instead of a pass over the whole tensor.
+void zero_leads(char* dst, const std::vector<int64_t>& to, const std::vector<int64_t>& lead, size_t elem) {
+  for (size_t a = 0; a < to.size(); ++a) {
+    if (lead[a] <= 0) continue;
+    int64_t outer = 1, inner = 1;
+    for (size_t b = 0; b < a; ++b) outer *= to[b];
+    for (size_t b = a + 1; b < to.size(); ++b) inner *= to[b];
+    for (int64_t o = 0; o < outer; ++o)
+      std::memset(dst + static_cast<size_t>(o * to[a] * inner) * elem, 0, static_cast<size_t>(lead[a] * inner) * elem);
+  }
+}
+
 }  // namespace
 
 bool ShapeBuckets::Call::padded() const {
@@ -189,7 +202,7 @@ Result<ShapeBuckets::Call> ShapeBuckets::pad(const std::vector<const Datum*>& in
     std::vector<int64_t> to = t.shape().dims();
     for (size_t a = 0; a < to.size(); ++a) to[a] += lead[a];
     SDX_ASSIGN_OR_RETURN(Tensor p, Tensor::allocate(t.dtype(), Shape(to)), "padding an input to its shape bucket");
-    std::memset(p.raw_data(), 0, p.nbytes());
+    zero_leads(static_cast<char*>(p.raw_data()), to, lead, elem);
     copy_block(static_cast<const char*>(t.raw_data()), t.shape().dims(), std::vector<int64_t>(to.size(), 0),
                static_cast<char*>(p.raw_data()), to, lead, t.shape().dims(), elem);
     call.feeds.push_back(Datum::tensor(std::move(p)));

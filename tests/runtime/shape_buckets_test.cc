@@ -150,6 +150,31 @@ TEST(ShapeBuckets, AutomaticBucketsFollowTheTraffic) {
   EXPECT_GT(replays, calls * 3 / 4) << d;  // a handful of warmups and captures per bucket
 }
 
+// Two bucketed dims on one input: zeros in front of both axes, the data in the corner, and back out.
+TEST(ShapeBuckets, TwoDimsPadAndSliceBack) {
+  const std::vector<ValueInfo> io = {
+      {"x", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::symbolic("A"), Dim::fixed(2), Dim::symbolic("B")})}};
+  auto b = ShapeBuckets::create({"A=4", "B=3"}, io, io);
+  ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  Tensor x = std::move(Tensor::allocate(DType::kFloat32, Shape{3, 2, 2})).value();
+  for (int i = 0; i < 12; ++i) x.data<float>()[i] = 1.f + static_cast<float>(i);
+  const Datum dx = Datum::tensor(x);
+  auto call = b.value()->pad({&dx});
+  ASSERT_TRUE(call.is_ok()) << call.status().to_string();
+  ASSERT_TRUE(call.value().padded());
+  const Tensor& p = call.value().feeds[0].as_tensor();
+  ASSERT_EQ(p.shape(), (Shape{4, 2, 3}));
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t k = 0; k < 3; ++k) {
+        const float want = a < 1 || k < 1 ? 0.f : x.data<float>()[((a - 1) * 2 + c) * 2 + (k - 1)];
+        EXPECT_EQ(p.data<float>()[(a * 2 + c) * 3 + k], want) << a << "," << c << "," << k;
+      }
+  auto back = b.value()->unpad({call.value().feeds[0]}, {0}, call.value());
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_EQ(values(back.value()[0]), values(dx));
+}
+
 TEST(ShapeBuckets, BadOptionsAreRefusedNamingThem) {
   const std::vector<ValueInfo> inputs = {
       {"past", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::symbolic("batch"), Dim::symbolic("P")})}};
