@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "runtime/session.h"
 
@@ -173,6 +175,31 @@ TEST(ShapeBuckets, TwoDimsPadAndSliceBack) {
   auto back = b.value()->unpad({call.value().feeds[0]}, {0}, call.value());
   ASSERT_TRUE(back.is_ok());
   EXPECT_EQ(values(back.value()[0]), values(dx));
+}
+
+// Calls from several threads at once (run under ThreadSanitizer by scripts/test.sh): the first padded call's
+// check and the automatic choice are shared state; every result is the exact one.
+TEST(ShapeBuckets, ConcurrentCallsShareTheCheckAndTheAutomaticChoice) {
+  for (const char* spec : {"P=4", "P=auto:3"}) {
+    auto s = model({spec});
+    auto exact = model({});
+    ASSERT_TRUE(s && exact);
+    std::vector<std::vector<float>> want;
+    for (int64_t p = 0; p < 40; ++p) want.push_back(values(exact->run(feeds(p)).value()[1]));
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 80; ++i) {
+          const int64_t p = (i * 7 + t * 3) % 40;
+          auto got = s->run(feeds(p));
+          if (!got.is_ok() || values(got.value()[1]) != want[static_cast<size_t>(p)]) wrong.fetch_add(1);
+        }
+      });
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0) << spec;
+    EXPECT_EQ(s->shape_buckets()->status().rfind("checked: ", 0), 0u) << spec << ": " << s->shape_buckets()->status();
+  }
 }
 
 TEST(ShapeBuckets, BadOptionsAreRefusedNamingThem) {
