@@ -165,9 +165,19 @@ int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
   AutoState& a = auto_[static_cast<size_t>(&d - dims_.data())];
   if (a.seen.size() < kMaxSizesKept || a.seen.count(value)) a.seen[value] += 1;
   if (++a.calls % kRechooseEvery == 0) {
+    // Bucket sizes are chosen among at most kMaxCandidates of the sizes seen (evenly spaced through them, the
+    // largest included), so a choice costs O(K x 256^2) however many sizes the dim took.
+    constexpr size_t kMaxCandidates = 256;
     std::vector<plan::SizeCount> trace;
-    for (const auto& [size, count] : a.seen) trace.push_back({size, count});
-    a.chosen = plan::choose_buckets(std::move(trace), d.max_buckets).sizes;
+    std::vector<int64_t> candidates;
+    const size_t n = a.seen.size(), stride = (n + kMaxCandidates - 1) / kMaxCandidates;
+    size_t i = 0;
+    for (const auto& [size, count] : a.seen) {
+      trace.push_back({size, count});
+      if (stride > 1 && ((n - 1 - i) % stride == 0)) candidates.push_back(size);
+      ++i;
+    }
+    a.chosen = plan::choose_buckets(std::move(trace), d.max_buckets, 0, candidates).sizes;
   }
   auto it = std::lower_bound(a.chosen.begin(), a.chosen.end(), value);
   if (it != a.chosen.end()) return *it;
