@@ -1,8 +1,8 @@
 #include "runtime/graph_executor.h"
 
-
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "backend/device.h"
 #include "backend/kernel_registry.h"
@@ -161,6 +161,22 @@ GraphExecutor::NodeNames GraphExecutor::names(const ir::Node* node) const {
   return it == kernels_.end() ? NodeNames{} : it->second.names;
 }
 
+namespace {
+
+// A kernel's run(), with running out of memory (a std::bad_alloc from a buffer it sizes from hostile
+// attributes or shapes: a Conv pad of 2^32 asks for a window table of terabytes) turned into a clean
+// error naming the node instead of an exception through the engine.
+Status run_kernel(const backend::Kernel& k, backend::KernelContext& ctx) {
+  try {
+    return k.run(ctx);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory: its shapes or attributes ask for more memory than this machine "
+                              "could allocate");
+  }
+}
+
+}  // namespace
+
 Status GraphExecutor::run_step_observed(const plan::Plan& plan, int step, Frame& frame) const {
   using obs::TimingPhase;
   obs::OpTiming rec;
@@ -179,7 +195,7 @@ Status GraphExecutor::run_step_observed(const plan::Plan& plan, int step, Frame&
   }
   const uint64_t t2 = obs::now_ns();  // the kernel's start (also the slowdown hook's reference)
   InterpreterContext ctx(node, frame, *this, phases ? &clock : nullptr);
-  Status s = k->run(ctx);
+  Status s = run_kernel(*k, ctx);
   if constexpr (obs::kTestHooks)
     if (obs::observers() & obs::kObserveSlowdown) obs::apply_test_slowdown(it->second.names.op, obs::now_ns() - t2);
   const uint64_t t3 = obs::now_ns();
@@ -218,7 +234,7 @@ Status GraphExecutor::run_step(const plan::Plan& plan, int step, Frame& frame) c
       return internal_error(node.describe() + ": input '" + v->name() + "' has no value (its producer did not set it)");
   }
   InterpreterContext ctx(node, frame, *this);
-  Status s = k->run(ctx);
+  Status s = run_kernel(*k, ctx);
   if (!s.is_ok()) return s.with_context(node.describe());
   return Status::ok();
 }

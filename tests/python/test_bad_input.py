@@ -4,7 +4,7 @@ subclasses or TypeError/ValueError with an sdx message, never a crash or a C++ t
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import sdx
 from models import relu_model
@@ -109,3 +109,16 @@ def test_bad_session_arguments_raise_type_errors_naming_the_argument():
 
 def test_invalid_graph_is_a_value_error_and_an_sdx_error():
     assert issubclass(sdx.InvalidGraph, sdx.SdxError) and issubclass(sdx.InvalidGraph, ValueError)
+
+
+def test_an_attribute_that_asks_for_terabytes_is_a_clean_error():
+    """A Conv pad of 2^32 (found by the structural fuzzer) sizes a window table of terabytes: the run fails
+    with ResourceExhausted naming the node, not a MemoryError from inside the engine."""
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 2 ** 32], kernel_shape=[3, 3])],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    sess = sdx.InferenceSession(m.SerializeToString())
+    with pytest.raises(sdx.ResourceExhausted, match=r"\(Conv\): out of memory"):
+        sess.run(None, {"x": np.ones((1, 3, 8, 8), np.float32)})
