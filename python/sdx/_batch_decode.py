@@ -67,13 +67,7 @@ class BatchDecoder:
 
     def _prefill(self, prompt: list) -> tuple[np.ndarray, list]:
         """(the last position's logits, present.* [1, H, len, D]) of the prompt run alone."""
-        layout = self.layout
-        feeds = {"input_ids": np.asarray([prompt], np.int64),
-                 "attention_mask": np.ones((1, len(prompt)), np.int64)}
-        if layout.has_position_ids:
-            feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
-        feeds.update(zip(layout.past_names, layout.empty_past()))
-        outs = self.sess.run(layout.output_names, feeds)
+        outs = self.sess.run(self.layout.output_names, self.layout.prefill_feeds(prompt))
         return outs[0][0, -1], outs[1:]
 
     def _join(self, seq: int, presents: list) -> None:

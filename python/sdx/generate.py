@@ -114,6 +114,14 @@ class DecoderLayout:
     def empty_past(self) -> list:
         return [np.zeros((1, self.heads, 0, self.head_dim), self.kv_dtype)] * (2 * self.layers)
 
+    def prefill_feeds(self, prompt: list) -> dict:
+        """The feeds of a prompt's prefill: the whole prompt, a mask of ones, an empty past."""
+        feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
+        if self.has_position_ids:
+            feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
+        feeds.update(zip(self.past_names, self.empty_past()))
+        return feeds
+
 
 def _vocab_from_file(path: str | None) -> int | None:
     """The row count of the embedding input_ids gathers from, when the logits' vocab dim is symbolic."""
@@ -246,10 +254,7 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
            eos_token_id: int | None, report: dict, kv_bucket: int | None = None) -> Iterator[int]:
     """Yields the new tokens one by one, filling `report` as it goes (complete when the generator ends)."""
     with_report = hasattr(sess, "run_with_report")
-    feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
-    if layout.has_position_ids:
-        feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
-    feeds.update(zip(layout.past_names, layout.empty_past()))
+    feeds = layout.prefill_feeds(prompt)
     latencies, replayed, stopped_by, t_decode = [], 0, "max_new_tokens", 0.0
     slots: KVSlots | None = None
     wastes: list = []
@@ -347,10 +352,7 @@ def _check_max_batch(max_batch: Any) -> int:
 def _buckets_hold(sess: Any, layout: DecoderLayout, prompt: list, bucket: int) -> tuple[bool, str]:
     """The KV-bucket check of _steps on `prompt`'s first decode step (greedy token), before a batch starts:
     padded and masked keys must give the exact-shape logits for rows to be padded at all."""
-    feeds = {"input_ids": np.asarray([prompt], np.int64), "attention_mask": np.ones((1, len(prompt)), np.int64)}
-    if layout.has_position_ids:
-        feeds["position_ids"] = np.arange(len(prompt), dtype=np.int64)[None]
-    feeds.update(zip(layout.past_names, layout.empty_past()))
+    feeds = layout.prefill_feeds(prompt)
     outs = sess.run(layout.output_names, feeds)
     token = int(np.argmax(outs[0][0, -1]))
     exact = _exact_feeds(layout, token, len(prompt) + 1, outs[1:])

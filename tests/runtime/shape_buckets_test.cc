@@ -10,6 +10,7 @@
 #include <cmath>
 #include <thread>
 
+#include "../backend/cpu/kernels/kernel_test_util.h"
 #include "runtime/session.h"
 
 namespace sdx::runtime {
@@ -17,14 +18,6 @@ namespace {
 
 using ir::Dim;
 using ir::TypeInfo;
-
-ir::Attribute int_attr(const char* name, int64_t v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
 
 // present = Concat(past [1, P, 2], x [1, 1, 2], axis 1): [1, "P + 1", 2]; masked = present * mask[..., None]
 // (mask [1, "P + 1"] float, 0 where padded); out = ReduceSum(masked over axis 1) (exact under zero padding)
@@ -38,7 +31,7 @@ std::unique_ptr<Session> model(std::vector<std::string> buckets, bool mean = fal
   auto* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::fixed(1), Dim::fixed(1), Dim::fixed(2)}));
   auto* mask = g.add_input("mask", TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::fixed(1), Dim::symbolic("P + 1")}));
   ir::Node* cat = g.add_node("Concat", "", "cat", {past, x}, {"present"});
-  cat->add_attribute(int_attr("axis", 1));
+  cat->add_attribute(test::attr_i("axis", 1));
   const int64_t axes[] = {2};
   auto* ax = g.add_initializer("axes", Tensor::from_values(DType::kInt64, Shape{1}, axes));
   ir::Node* un = g.add_node("Unsqueeze", "", "un", {mask, ax}, {"mask3"});
@@ -47,13 +40,7 @@ std::unique_ptr<Session> model(std::vector<std::string> buckets, bool mean = fal
   auto* sax = g.add_initializer("sum_axes", Tensor::from_values(DType::kInt64, Shape{1}, sum_axes));
   ir::Node* red = mean ? g.add_node("ReduceMean", "", "red", {mul->output(0)}, {"out"})
                        : g.add_node("ReduceSum", "", "red", {mul->output(0), sax}, {"out"});
-  if (mean) {
-    ir::Attribute a;
-    a.name = "axes";
-    a.type = ir::AttrType::kInts;
-    a.ints = {1};
-    red->add_attribute(a);
-  }
+  if (mean) red->add_attribute(test::attr_ints("axes", {1}));
   for (ir::Node* n : {cat, un, mul, red}) n->set_opset(13);
   cat->output(0)->mutable_type() = TypeInfo::tensor(DType::kFloat32, std::vector<Dim>{Dim::fixed(1), Dim::symbolic("P + 1"), Dim::fixed(2)});
   g.add_output(cat->output(0));
