@@ -93,7 +93,8 @@ Status Executor::place_memory(Context& ctx, PlanEntry& e) const {
   for (int o : e.outputs) outputs.push_back(g.outputs()[static_cast<size_t>(o)]);
   std::vector<plan::StaticInput> inputs;
   for (size_t i = 0; i < c_.input_values->size(); ++i)
-    inputs.push_back({(*c_.input_values)[i], e.signature[i].first, e.signature[i].second});
+    if (i >= e.borrowed_.size() || !e.borrowed_[i])  // a borrowed input is read where the caller keeps it
+      inputs.push_back({(*c_.input_values)[i], e.signature[i].first, e.signature[i].second});
   SDX_ASSIGN_OR_RETURN(plan::MemoryLayout layout, plan::layout_memory(plan, e.shapes_, outputs, inputs), "");
   e.memory_ = std::move(layout.memory);
   diag(DiagCategory::kColoring, DiagLevel::kSummary, "COLORING_DONE", [&] {
@@ -149,7 +150,23 @@ void Executor::build_jit_plan(Context& ctx, PlanEntry& e) const {
   e.jit_ = make_jit_plan(plan, types, *c_.jit);
 }
 
-Status Executor::freeze(Context& ctx, PlanEntry& e) const {
+void Executor::choose_borrowed(PlanEntry& e, const TensorArg* args) const {
+  e.borrowed_.clear();
+  if (!args || e.no_borrow_ || e.last_inputs_.size() != c_.input_values->size()) return;
+  for (size_t i = 0; i < e.last_inputs_.size(); ++i) {
+    const TensorArg& a = args[i];
+    const int64_t bytes = dtype_is_byte_addressable(a.dtype) && a.dtype != DType::kString
+                              ? static_cast<int64_t>(dtype_storage_bytes(a.dtype, e.signature[i].second.numel()))
+                              : 0;
+    // Small inputs cost nothing to copy; a large one at the same address twice is a buffer the caller
+    // keeps (a KV pool, an image it refills): read there on every replay instead of copied.
+    e.borrowed_.push_back(bytes >= kBorrowMinBytes && a.data && a.data == e.last_inputs_[i]);
+  }
+  if (e.num_borrowed() == 0) e.borrowed_.clear();
+}
+
+Status Executor::freeze(Context& ctx, PlanEntry& e, const TensorArg* args) const {
+  choose_borrowed(e, args);
   if (e.recorder_) {
     e.shapes_ = e.recorder_->slots();
     e.recorder_.reset();
@@ -172,7 +189,23 @@ Status Executor::warmup_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
   // The plan freezes when this signature comes again (run()), not now: a signature seen once (a decode
   // loop's growing KV length) then costs a slot-by-slot run and no frozen memory.
   ++e.warmup_runs_;
+  e.last_inputs_.resize(c_.input_values->size());
+  for (size_t i = 0; i < e.last_inputs_.size(); ++i) e.last_inputs_[i] = args[i].data;
   return Status::ok();
+}
+
+Status Executor::unborrow_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                               const char** fallback) const {
+  // The plan reads a borrowed input where it was; the caller's array is elsewhere now (or an output
+  // would alias it). Frozen again with a static buffer for every input, and captured by this call.
+  diag(DiagCategory::kCapture, DiagLevel::kSummary, "INPUT_MOVED", [&] {
+    return "an input read in place came at another address (" + describe(args) +
+           "): the plan is frozen again and copies its inputs from now on";
+  });
+  ctx.release_memory(e);
+  e.no_borrow_ = true;
+  SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  return capture_call(ctx, e, args, outputs, fallback);
 }
 
 Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
@@ -183,6 +216,8 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
     for (int o : outputs) output_values.push_back(c_.graph->outputs()[static_cast<size_t>(o)]);
     SDX_ASSIGN_OR_RETURN(h, ReplayHandle::capture(*c_.graph_executor, e, *c_.input_values, args, output_values,
                                                   ctx.variables_), "capture");
+    // An output that is a view of a borrowed input would hand the caller its own memory back.
+    if (h && h->outputs_alias_borrowed()) return unborrow_call(ctx, e, args, outputs, fallback);
   }
   if (!h) {
     SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned_), "");
@@ -242,6 +277,7 @@ Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args
 
 Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                              const char** fallback, bool* replayed) const {
+  if (!e.replay_->inputs_in_place(args)) return unborrow_call(ctx, e, args, outputs, fallback);
   bool diverged = false;
   SDX_RETURN_IF_ERROR(e.replay_->replay(args, &diverged), "");
   if (diverged) {
@@ -302,7 +338,7 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
   }
   SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");
-  if (e.phase_ == PlanPhase::kWarmup && e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  if (e.phase_ == PlanPhase::kWarmup && e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e, args), "");
   const char* fallback = nullptr;
   bool replayed = false;
   switch (e.phase_) {

@@ -75,8 +75,11 @@ class Executor {
   // SLOT_BY_SLOT mode: the plan interpreted with fresh memory, no entry.
   Status run_slot_by_slot(Context& ctx, const plan::Plan& plan, const TensorArg* args, const std::vector<int>& outputs,
                           ExecutionReport* report) const;
-  // WARMUP -> SHAPES_FROZEN now (sdxFreezeShapes, or after warmup_runs calls).
-  Status freeze(Context& ctx, PlanEntry& e) const;
+  // WARMUP -> SHAPES_FROZEN now (sdxFreezeShapes, or after warmup_runs calls). args: the freezing call's
+  // inputs, whose large ones at the warmup call's addresses are borrowed (read in place); null: none are.
+  Status freeze(Context& ctx, PlanEntry& e, const TensorArg* args = nullptr) const;
+  // Inputs of at least this many bytes may be borrowed.
+  static constexpr int64_t kBorrowMinBytes = 64 * 1024;
   // An entry holding a warmup record but no frozen memory (a bundle's seed, or kept after the plan cache
   // passivated it): frozen from the record and bound without running a step, so its next call replays.
   // args: this call's inputs, copied into the frozen input buffers; at_load: args only describe the
@@ -98,6 +101,10 @@ class Executor {
                       const char** fallback) const;
   Status replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      const char** fallback, bool* replayed) const;
+  // A borrowed input moved (or an output aliases one): freezes e again without borrowing and captures.
+  Status unborrow_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
+                       const char** fallback) const;
+  void choose_borrowed(PlanEntry& e, const TensorArg* args) const;
   // A plan frozen from a record (bundle, disk plan cache): binds every step without running one, so this
   // call replays (SHAPES_FROZEN -> CAPTURED). Leaves e frozen when a step must run to be captured.
   Status bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs) const;

@@ -12,6 +12,12 @@ PlanEntry::PlanEntry(std::vector<int> outputs_, ShapeSignature signature_, Execu
 
 PlanEntry::~PlanEntry() = default;
 
+int PlanEntry::num_borrowed() const {
+  int n = 0;
+  for (bool b : borrowed_) n += b ? 1 : 0;
+  return n;
+}
+
 bool PlanEntry::seed(const std::vector<RecordedSlot>& record) {
   if (calls_ != 0 || warmup_runs_ != 0 || !shapes_.empty()) return false;
   shapes_ = record;

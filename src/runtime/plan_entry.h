@@ -68,6 +68,10 @@ class PlanEntry {
   ReplayHandle* replay() const { return replay_.get(); }
   // Why this entry must not be captured (or replayed again); null when it may.
   const char* no_replay_reason() const { return no_replay_reason_; }
+  // Inputs read where the caller keeps them (no static buffer, no copy on replay): those that came at the
+  // same address in the warmup call and the freezing call (Executor::choose_borrowed). Empty: none.
+  const std::vector<bool>& borrowed() const { return borrowed_; }
+  int num_borrowed() const;
   // Statistics: calls, replayed calls, and the rolling average latency (the mean of the first 100 calls,
   // then an EMA over ~100).
   int64_t calls() const { return calls_; }
@@ -111,6 +115,9 @@ class PlanEntry {
   std::unique_ptr<JitPlan> jit_;
   std::unique_ptr<ReplayHandle> replay_;
   const char* no_replay_reason_ = nullptr;
+  std::vector<const void*> last_inputs_;  // the caller's input addresses at the last warmup call
+  std::vector<bool> borrowed_;
+  bool no_borrow_ = false;  // an input moved while borrowed: this entry copies its inputs from then on
   int64_t calls_ = 0, replays_ = 0;
   double avg_us_ = 0;
 };

@@ -104,6 +104,17 @@ struct ReplayCapturer {
   bool bind_inputs(const std::vector<const ir::Value*>& input_values, const TensorArg* args) {
     for (size_t i = 0; i < input_values.size(); ++i) {
       const int v = input_values[i]->index();
+      if (i < entry.borrowed_.size() && entry.borrowed_[i]) {  // read where the caller keeps it
+        const auto& [dtype, shape] = entry.signature[i];
+        Tensor t = Tensor::borrow(dtype, shape, const_cast<void*>(args[i].data));
+        ReplayHandle::InputCopy copy{nullptr, 0, 0};
+        copy.borrowed = args[i].data;
+        h->inputs_.push_back(copy);
+        h->borrowed_buffers_.push_back(t.buffer().get());
+        f.slots[static_cast<size_t>(v)] = Datum::tensor(t);
+        pin(v, t);
+        continue;
+      }
       const Tensor& st = entry.planned_[static_cast<size_t>(v)];
       if (!st.defined()) {
         entry.no_replay_reason_ = "an input has no static buffer (its element type is not byte-addressable)";
@@ -655,7 +666,7 @@ void ReplayHandle::copy_inputs(const TensorArg* args) const {
   const uint64_t t0 = events ? obs::now_ns() : 0;
   // Large inputs (a KV cache) are copied by the pool: one input split in pieces, several spread
   // over the threads whole.
-  if (inputs_.size() == 1 && inputs_[0].strings == 0 && inputs_[0].rows == 0) {
+  if (inputs_.size() == 1 && inputs_[0].strings == 0 && inputs_[0].rows == 0 && inputs_[0].bytes) {
     cpu::parallel_copy(inputs_[0].dst, args[0].data, inputs_[0].bytes);
   } else if (input_bytes_ >= cpu::kParallelCopyMinBytes) {
     cpu::parallel_for(static_cast<int64_t>(inputs_.size()), 1, [&](int64_t b, int64_t e) {
@@ -686,6 +697,24 @@ void ReplayHandle::copy_input(const InputCopy& c, const void* src) {
   } else if (c.bytes) {
     std::memcpy(c.dst, src, c.bytes);
   }
+}
+
+bool ReplayHandle::inputs_in_place(const TensorArg* args) const {
+  if (borrowed_buffers_.empty()) return true;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].borrowed && inputs_[i].borrowed != args[i].data) return false;
+  return true;
+}
+
+bool ReplayHandle::outputs_alias_borrowed() const {
+  for (size_t i = 0; i < output_values_.size() && !borrowed_buffers_.empty(); ++i) {
+    const Datum& d = output(i);
+    if (d.is_tensor() && d.as_tensor().buffer() &&
+        std::find(borrowed_buffers_.begin(), borrowed_buffers_.end(), d.as_tensor().buffer().get()) !=
+            borrowed_buffers_.end())
+      return true;
+  }
+  return false;
 }
 
 const Datum& ReplayHandle::output(size_t i) const { return frame_.slots[static_cast<size_t>(output_values_[i])]; }

@@ -88,6 +88,11 @@ class ReplayHandle {
   int num_elided() const { return num_elided_; }  // view steps replay skips (see Kernel::is_view)
   // Graph inputs copied straight into a bound call's output (BoundKernel::input_placement).
   int num_placed_inputs() const { return num_placed_inputs_; }
+  // Borrowed inputs (PlanEntry::borrowed): false when one of args is not where the capture read it, so
+  // this handle cannot replay the call.
+  bool inputs_in_place(const TensorArg* args) const;
+  // True when a requested output is (a view of) a borrowed input, after a capture.
+  bool outputs_alias_borrowed() const;
   // Inter-op: groups of calls run concurrently, and the calls in them (0 without waves).
   int num_concurrent_groups() const;
   int num_concurrent_steps() const;
@@ -118,6 +123,9 @@ class ReplayHandle {
     // Placed in a bound call's output (BoundKernel::input_placement): the bytes go as `rows` runs of
     // bytes / rows at dst + r * stride. 0: one contiguous run.
     size_t rows = 0, stride = 0;
+    // A borrowed input (PlanEntry::borrowed): nothing is copied; the plan reads the caller's array at
+    // this address, which every replay must pass again.
+    const void* borrowed = nullptr;
   };
   // A JIT segment waiting for its kernel (see the header comment).
   struct ArmedSegment {
@@ -171,6 +179,7 @@ class ReplayHandle {
   std::vector<Expect> verify_;
   std::vector<int> release_;  // value indices
   std::vector<InputCopy> inputs_;
+  std::vector<const Buffer*> borrowed_buffers_;  // the frame's tensors of the borrowed inputs
   size_t input_bytes_ = 0;  // sum of inputs_[i].bytes
   std::vector<int> output_values_;
   std::vector<bool> output_static_;
