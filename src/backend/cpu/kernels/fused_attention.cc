@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/kernels/util/attention_fold.h"
 #include "backend/cpu/kernels/util/bound_util.h"
 #include "core/type_dispatch.h"
 #include "backend/cpu/gemm/gemm.h"
@@ -69,49 +70,6 @@ struct Scratch {
   ScratchBuffer<T> workspace;
 };
 
-template <typename T>
-T exp_t(T v) {
-  if constexpr (std::is_same_v<T, float>)
-    return fast_expf(v);
-  else
-    return std::exp(v);
-}
-
-// Max of row[0, n), n >= 1, in eight independent lanes so the loop vectorizes. A NaN is not propagated
-// here; it reaches the output through exp and the row sum instead.
-template <typename T>
-T row_max(const T* __restrict row, int64_t n) {
-  T m8[8];
-  for (T& v : m8) v = row[0];
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) m8[l] = row[j + l] > m8[l] ? row[j + l] : m8[l];
-  T m = m8[0];
-  for (int l = 1; l < 8; ++l) m = m8[l] > m ? m8[l] : m;
-  for (; j < n; ++j) m = row[j] > m ? row[j] : m;
-  return m;
-}
-
-// Sum of row[0, n) in double, four accumulators (the order Softmax uses).
-template <typename T>
-double row_sum(const T* __restrict row, int64_t n) {
-  double s4[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int l = 0; l < 4; ++l) s4[l] += static_cast<double>(row[j + l]);
-  double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
-  for (; j < n; ++j) s += static_cast<double>(row[j]);
-  return s;
-}
-
-// y[c] *= a for c < n (vectorized for float: the same bits as the scalar loop).
-template <typename T>
-void scale_row(T* y, T a, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) simd::binary_vs(simd::BinaryOp::kMul, y, a, y, n);
-  else
-    for (int64_t c = 0; c < n; ++c) y[c] *= a;
-}
-
 struct Params {
   double scale = 1.0;
   bool causal = false;
@@ -122,15 +80,12 @@ struct Params {
 template <typename T>
 void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, const T* v, const void* mask, T* y,
                    const Scratch<T>& scratch, int64_t b, int64_t h, int64_t i0) {
-  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(p.scale);
   const T mask_value = static_cast<T>(p.mask_value);
   const int64_t offset = s.s_kv - s.s_q;  // causal: row i sees keys j <= i + offset
   const int64_t bq = block_q(s), bkv = block_kv(s);
-  T* const sc = scratch.scores.data();
   T* const mx = scratch.row_max.data();
   double* const sum = scratch.row_sum.data();
-  T* const ws = scratch.workspace.data();
   const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(mask) : nullptr;
   const T* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const T*>(mask) : nullptr;
 
@@ -141,24 +96,13 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
   const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
   const int64_t mq = std::min(bq, s.s_q - i0);
   T* yrows = yh + i0 * s.dv;
-  std::fill(yrows, yrows + mq * s.dv, T(0));
-  std::fill(mx, mx + mq, kNegInf);
-  std::fill(sum, sum + mq, 0.0);
+  attention::begin_rows(yrows, mq, s.dv, mx, sum);
   // Keys any row of this block may see.
   const int64_t kv_end = p.causal ? std::clamp<int64_t>(i0 + mq + offset, 0, s.s_kv) : s.s_kv;
   for (int64_t j0 = 0; j0 < kv_end; j0 += bkv) {
     const int64_t nk = std::min(bkv, kv_end - j0);
-    if constexpr (std::is_same_v<T, float>) {
-      if (mq == 1)  // a decode step's one query row: dot products, no GEMM set-up
-        dot_rows(qh + i0 * s.d, kh + j0 * s.d, s.d, nk, s.d, scale, sc);
-      else
-        gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
-    } else {
-      gemm(false, true, mq, nk, s.d, scale, qh + i0 * s.d, s.d, kh + j0 * s.d, s.d, T(0), sc, nk, ws);
-    }
-    for (int64_t r = 0; r < mq; ++r) {
+    auto prepare = [&](int64_t r, T* row) -> int64_t {
       const int64_t i = i0 + r;
-      T* row = sc + r * nk;
       // Keys [0, visible) of this block are inside the causal limit.
       const int64_t visible = p.causal ? std::clamp<int64_t>(i + offset + 1 - j0, 0, nk) : nk;
       if (mask_b) {
@@ -177,31 +121,13 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
           for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
         }
       }
-      std::fill(row + visible, row + nk, T(0));  // left out: p = 0
-      if (visible == 0) continue;
-      const T block_max = row_max(row, visible);
-      const T m_new = block_max > mx[r] ? block_max : mx[r];
-      const T ref = m_new == kNegInf ? T(0) : m_new;
-      const T alpha = exp_t<T>(mx[r] - ref);  // 0 while nothing was accumulated (mx = -inf)
-      if constexpr (std::is_same_v<T, float>) {
-        // Vectorized (AVX-512/AVX2 at run time); the same bits as the scalar row[j] - ref.
-        simd::binary_vs(simd::BinaryOp::kSub, row, ref, row, visible);
-        simd::exp(row, row, visible);
-      } else {
-        for (int64_t j = 0; j < visible; ++j) row[j] = exp_t<T>(row[j] - ref);
-      }
-      const double block_sum = row_sum(row, visible);
-      if (alpha != T(1)) scale_row(yrows + r * s.dv, alpha, s.dv);
-      sum[r] = sum[r] * static_cast<double>(alpha) + block_sum;
-      mx[r] = m_new;
-    }
-    gemm(false, false, mq, s.dv, nk, T(1), sc, nk, vh + j0 * s.dv, s.dv, T(1), yrows, s.dv, ws);
+      return visible;
+    };
+    attention::fold_chunk(qh + i0 * s.d, mq, s.d, s.dv, kh + j0 * s.d, vh + j0 * s.dv, nk, scale, prepare,
+                          scratch.scores.data(), mx, sum, scratch.workspace.data(), yrows);
   }
-  for (int64_t r = 0; r < mq; ++r) {
-    if (p.causal && i0 + r + offset < 0) continue;  // sees no key: stays zero
-    const T inv = static_cast<T>(1.0 / sum[r]);     // sum 0 (all scores -inf): NaN, as Softmax gives
-    scale_row(yrows + r * s.dv, inv, s.dv);
-  }
+  // A causal row that sees no key stays zero.
+  attention::finish_rows(yrows, mq, s.dv, sum, [&](int64_t r) { return p.causal && i0 + r + offset < 0; });
 }
 
 // Scratch for each of up to `units` concurrent tasks.
