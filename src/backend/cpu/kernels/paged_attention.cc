@@ -1,0 +1,282 @@
+// sdx.PagedAttention (schema and semantics in ir/schemas/paged_attention.cc): a decoder step's attention
+// over a KV cache that is not one tensor per sequence but slots of a shared pool, read through a slot map
+// (the block table of a paged cache, one entry per past token), followed by the step's own new keys.
+//
+// Per (batch, head, block of query rows) the keys are folded into a streamed softmax
+// (kernels/util/attention_fold.h): the past in runs of consecutive slots (one run per contiguous stretch of
+// the pool, at most kAttentionBlockKv keys: a sequence whose pages were handed out in order is read in long
+// runs straight from the pool, nothing gathered), then the new keys with the causal limit among them.
+// Empty past entries (slot < 0) are zero keys and values, as the zero padding of a bucketed past tensor
+// (the mask is what gives them no weight), so the op is exactly attention over sdx.PagedConcat's tensors.
+//
+// Float32. Threads: tasks are split over the session's pool as in sdx.Attention, one scratch per thread,
+// so the result does not depend on the thread count. The bound form allocates its scratch once; the slot
+// map is checked against the pool's size on every call (it is an input).
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/fused_attention.h"
+#include "backend/cpu/kernels/util/attention_fold.h"
+#include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/threading/thread_pool.h"
+#include "backend/kernel_registry.h"
+
+namespace sdx::cpu {
+namespace {
+
+enum class MaskKind { kNone, kBool, kAdditive };
+
+struct PagedShape {
+  int64_t batch = 0, heads = 0, kv_heads = 0, s = 0, d = 0, dv = 0, past = 0, slots = 0;
+  MaskKind mask = MaskKind::kNone;
+  int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;  // the mask broadcast to [B, H, S, past + S]
+};
+
+struct Params {
+  float scale = 1.f;
+  bool causal = true;
+  float mask_value = -std::numeric_limits<float>::infinity();
+};
+
+struct Scratch {
+  explicit Scratch(const PagedShape& s)
+      : scores(static_cast<size_t>(bq(s) * kAttentionBlockKv)),
+        row_max(static_cast<size_t>(bq(s))),
+        row_sum(static_cast<size_t>(bq(s))),
+        workspace(static_cast<size_t>(std::max(gemm_workspace_size(kAttentionBlockKv, s.d),
+                                               gemm_workspace_size(s.dv, kAttentionBlockKv)))),
+        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))) {
+    std::fill(zeros.data(), zeros.data() + zeros.size(), 0.f);
+  }
+  static int64_t bq(const PagedShape& s) { return std::min(s.s, kAttentionBlockQ); }
+  ScratchBuffer<float> scores, row_max;
+  ScratchBuffer<double> row_sum;
+  ScratchBuffer<float> workspace;
+  ScratchBuffer<float> zeros;  // the keys and values of empty slots
+};
+
+struct Pointers {
+  const float *q, *k_new, *v_new, *k_cache, *v_cache;
+  const int64_t* slots;
+  const void* mask;
+  float* y;
+};
+
+// Query rows [i0, i0 + block) of head h of batch b.
+void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scratch& scratch, int64_t b, int64_t h,
+                   int64_t i0) {
+  const int64_t mq = std::min(Scratch::bq(s), s.s - i0);
+  const int64_t hk = h / (s.heads / s.kv_heads);
+  const float* q = x.q + ((b * s.heads + h) * s.s + i0) * s.d;
+  float* y = x.y + ((b * s.heads + h) * s.s + i0) * s.dv;
+  float* const mx = scratch.row_max.data();
+  double* const sum = scratch.row_sum.data();
+  const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(x.mask) : nullptr;
+  const float* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const float*>(x.mask) : nullptr;
+  const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
+  // Applies the mask at logical key positions [j0, j0 + visible) to row r's scores.
+  auto apply_mask = [&](int64_t r, float* row, int64_t j0, int64_t visible) {
+    const int64_t at = mask_bh + (i0 + r) * s.m_sq + j0 * s.m_sk;
+    if (mask_b) {
+      for (int64_t j = 0; j < visible; ++j)
+        if (!mask_b[at + j * s.m_sk]) row[j] = p.mask_value;
+    } else if (mask_a) {
+      if (s.m_sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, mask_a + at, row, visible);
+      else
+        for (int64_t j = 0; j < visible; ++j) row[j] += mask_a[at + j * s.m_sk];
+    }
+  };
+  attention::begin_rows(y, mq, s.dv, mx, sum);
+  const int64_t* map = x.slots + b * s.past;
+  for (int64_t t = 0; t < s.past;) {
+    const int64_t slot = map[t];
+    int64_t n = 1;
+    if (slot < 0) {  // a run of empty slots: zero keys and values
+      while (t + n < s.past && n < kAttentionBlockKv && map[t + n] < 0) ++n;
+    } else {
+      while (t + n < s.past && n < kAttentionBlockKv && map[t + n] == slot + n) ++n;
+    }
+    auto prepare = [&](int64_t r, float* row) -> int64_t {
+      apply_mask(r, row, t, n);
+      return n;
+    };
+    const float* kr = slot < 0 ? scratch.zeros.data() : x.k_cache + (hk * s.slots + slot) * s.d;
+    const float* vr = slot < 0 ? scratch.zeros.data() : x.v_cache + (hk * s.slots + slot) * s.dv;
+    attention::fold_chunk(q, mq, s.d, s.dv, kr, vr, n, p.scale, prepare, scratch.scores.data(), mx, sum,
+                          scratch.workspace.data(), y);
+    t += n;
+  }
+  const float* kn = x.k_new + (b * s.kv_heads + hk) * s.s * s.d;
+  const float* vn = x.v_new + (b * s.kv_heads + hk) * s.s * s.dv;
+  const int64_t new_end = p.causal ? i0 + mq : s.s;  // new keys any row of this block may see
+  for (int64_t j0 = 0; j0 < new_end; j0 += kAttentionBlockKv) {
+    const int64_t nk = std::min(kAttentionBlockKv, new_end - j0);
+    auto prepare = [&](int64_t r, float* row) -> int64_t {
+      const int64_t visible = p.causal ? std::clamp<int64_t>(i0 + r + 1 - j0, 0, nk) : nk;
+      apply_mask(r, row, s.past + j0, visible);
+      return visible;
+    };
+    attention::fold_chunk(q, mq, s.d, s.dv, kn + j0 * s.d, vn + j0 * s.dv, nk, p.scale, prepare,
+                          scratch.scores.data(), mx, sum, scratch.workspace.data(), y);
+  }
+  attention::finish_rows(y, mq, s.dv, sum, [](int64_t) { return false; });
+}
+
+Status check_slots(const PagedShape& s, const int64_t* slots) {
+  for (int64_t i = 0; i < s.batch * s.past; ++i)
+    if (slots[i] >= s.slots)
+      return invalid_argument("sdx.PagedAttention: slot_map[" + std::to_string(i / std::max<int64_t>(s.past, 1)) +
+                              ", " + std::to_string(i % std::max<int64_t>(s.past, 1)) + "] = " +
+                              std::to_string(slots[i]) + " is outside the KV cache's " + std::to_string(s.slots) +
+                              " slots");
+  return Status::ok();
+}
+
+Status compute(const PagedShape& s, const Params& p, const Pointers& x,
+               const std::vector<std::unique_ptr<Scratch>>& scratch) {
+  SDX_RETURN_IF_ERROR(check_slots(s, x.slots), "");
+  const int64_t q_blocks = (s.s + Scratch::bq(s) - 1) / Scratch::bq(s);
+  const int64_t tasks = s.batch * s.heads * q_blocks;
+  const int64_t units = std::min<int64_t>(static_cast<int64_t>(scratch.size()), tasks);
+  const bool split = units > 1 && tasks * (s.past + s.s) * s.d * std::min(s.s, Scratch::bq(s)) >= 32 * 1024;
+  parallel_for(split ? units : 1, 1, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t t0 = tasks * u / (split ? units : 1), t1 = tasks * (u + 1) / (split ? units : 1);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t bh = t / q_blocks;
+        compute_block(s, p, x, *scratch[static_cast<size_t>(u)], bh / s.heads, bh % s.heads,
+                      (t % q_blocks) * Scratch::bq(s));
+      }
+    }
+  });
+  return Status::ok();
+}
+
+std::vector<std::unique_ptr<Scratch>> make_scratch(const PagedShape& s) {
+  std::vector<std::unique_ptr<Scratch>> out;
+  for (int u = 0; u < std::max(1, current_num_threads()); ++u) out.push_back(std::make_unique<Scratch>(s));
+  return out;
+}
+
+class PagedAttentionKernel final : public backend::Kernel {
+ public:
+  Status init(const ir::Node& node) override {
+    has_scale_ = node.attr("scale") != nullptr;
+    params_.scale = node.attr_float("scale", 1.0f);
+    const int64_t causal = node.attr_int("causal", 1);
+    if (causal != 0 && causal != 1) return invalid_argument("sdx.PagedAttention attribute 'causal' must be 0 or 1");
+    params_.causal = causal != 0;
+    params_.mask_value = node.attr_float("mask_value", -std::numeric_limits<float>::infinity());
+    return Status::ok();
+  }
+
+  Status run(backend::KernelContext& ctx) const override {
+    const Tensor* mask = ctx.num_inputs() > 6 && ctx.has_input(6) ? &ctx.input(6) : nullptr;
+    SDX_ASSIGN_OR_RETURN(PagedShape s, shape_of(ctx, mask), ctx.where());
+    SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, DType::kFloat32, Shape{s.batch, s.heads, s.s, s.dv}),
+                         "sdx.PagedAttention");
+    if (y.numel() == 0) return Status::ok();
+    auto scratch = make_scratch(s);
+    return compute(s, params_for(s), pointers(ctx, mask, y.data<float>()), scratch);
+  }
+
+  BoundResult prepare(const backend::PrepareContext& ctx) const override {
+    for (int i = 0; i < 6; ++i)
+      if (i >= ctx.num_inputs() || !ctx.has_input(i)) return no_bound_form();
+    const Tensor* mask = ctx.num_inputs() > 6 && ctx.has_input(6) ? &ctx.input(6) : nullptr;
+    Result<PagedShape> shape = shape_of(ctx, mask);
+    if (!shape.is_ok()) return no_bound_form();
+    const PagedShape s = shape.value();
+    if (!output_matches(ctx, 0, DType::kFloat32, Shape{s.batch, s.heads, s.s, s.dv})) return no_bound_form();
+    if (ctx.output(0).numel() == 0) return backend::bind_call([] { return Status::ok(); });
+    const Pointers x = pointers(ctx, mask, ctx.output(0).data<float>());
+    return backend::bind_call([s, p = params_for(s), x, scratch = make_scratch(s)] {
+      return compute(s, p, x, scratch);
+    });
+  }
+
+ private:
+  Params params_for(const PagedShape& s) const {
+    Params p = params_;
+    if (!has_scale_) p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)));
+    return p;
+  }
+
+  template <typename Ctx>
+  static Pointers pointers(const Ctx& ctx, const Tensor* mask, float* y) {
+    return Pointers{ctx.input(0).template data<float>(), ctx.input(1).template data<float>(),
+                    ctx.input(2).template data<float>(), ctx.input(3).template data<float>(),
+                    ctx.input(4).template data<float>(), ctx.input(5).template data<int64_t>(),
+                    mask ? mask->raw_data() : nullptr, y};
+  }
+
+  template <typename Ctx>
+  static Result<PagedShape> shape_of(const Ctx& ctx, const Tensor* mask) {
+    const Tensor &q = ctx.input(0), &kn = ctx.input(1), &vn = ctx.input(2), &kc = ctx.input(3), &vc = ctx.input(4),
+                 &map = ctx.input(5);
+    auto shapes = [&] {
+      return "Q" + q.shape().to_string() + " K_new" + kn.shape().to_string() + " V_new" + vn.shape().to_string() +
+             " K_cache" + kc.shape().to_string() + " V_cache" + vc.shape().to_string() + " slot_map" +
+             map.shape().to_string();
+    };
+    for (const Tensor* t : {&q, &kn, &vn, &kc, &vc})
+      if (t->dtype() != DType::kFloat32) return invalid_argument("sdx.PagedAttention takes float32 Q, K, V and caches");
+    if (map.dtype() != DType::kInt64) return invalid_argument("sdx.PagedAttention: slot_map must be int64");
+    if (q.rank() != 4 || kn.rank() != 4 || vn.rank() != 4 || kc.rank() != 3 || vc.rank() != 3 || map.rank() != 2)
+      return invalid_argument("sdx.PagedAttention needs Q, K_new, V_new [B, H, S, D], caches [H_kv, slots, D] and "
+                              "slot_map [B, past]; got " + shapes());
+    PagedShape s;
+    s.batch = q.shape()[0];
+    s.heads = q.shape()[1];
+    s.s = q.shape()[2];
+    s.d = q.shape()[3];
+    s.kv_heads = kn.shape()[1];
+    s.dv = vn.shape()[3];
+    s.slots = kc.shape()[1];
+    s.past = map.shape()[1];
+    const bool ok = s.kv_heads > 0 && s.heads % s.kv_heads == 0 && kn.shape()[0] == s.batch && kn.shape()[2] == s.s &&
+                    kn.shape()[3] == s.d && vn.shape()[0] == s.batch && vn.shape()[1] == s.kv_heads &&
+                    vn.shape()[2] == s.s && kc.shape()[0] == s.kv_heads && kc.shape()[2] == s.d &&
+                    vc.shape()[0] == s.kv_heads && vc.shape()[1] == s.slots && vc.shape()[2] == s.dv &&
+                    map.shape()[0] == s.batch;
+    if (!ok) return invalid_argument("sdx.PagedAttention: shapes do not match: " + shapes());
+    if (mask) {
+      if (mask->dtype() == DType::kBool) s.mask = MaskKind::kBool;
+      else if (mask->dtype() == DType::kFloat32) s.mask = MaskKind::kAdditive;
+      else return invalid_argument("sdx.PagedAttention: the mask must be bool or float32");
+      const int r = mask->rank();
+      const int64_t full[4] = {s.batch, s.heads, s.s, s.past + s.s};
+      int64_t stride[4] = {0, 0, 0, 0}, step = 1;
+      if (r > 4) return invalid_argument("sdx.PagedAttention: the mask has rank > 4: " + mask->shape().to_string());
+      for (int a = 3; a >= 0; --a) {
+        const int md = a - (4 - r);
+        if (md < 0) continue;
+        const int64_t dim = mask->shape()[md];
+        if (dim != full[a] && dim != 1)
+          return invalid_argument("sdx.PagedAttention: mask " + mask->shape().to_string() +
+                                  " does not broadcast to [batch, heads, S, past + S] = [" + std::to_string(full[0]) +
+                                  ", " + std::to_string(full[1]) + ", " + std::to_string(full[2]) + ", " +
+                                  std::to_string(full[3]) + "]");
+        stride[a] = dim == 1 ? 0 : step;
+        step *= dim;
+      }
+      s.m_sb = stride[0];
+      s.m_sh = stride[1];
+      s.m_sq = stride[2];
+      s.m_sk = stride[3];
+    }
+    return s;
+  }
+
+  Params params_;
+  bool has_scale_ = false;
+};
+
+const backend::KernelRegistrar kPagedAttention({"PagedAttention", "sdx", 1, backend::kAnyOpset,
+                                                backend::kernel_factory<PagedAttentionKernel>()});
+
+}  // namespace
+}  // namespace sdx::cpu
