@@ -25,6 +25,9 @@
 // Everything else is exact up to rounding: the scale moves into the kernel, and at most one mask that
 // is not causal stays as input 3.
 //
+// Paged form (second rule): an sdx.Attention whose K and V are sdx.PagedConcat of one slot map (a paged
+// KV cache, python/sdx/_paged_graph.py) becomes sdx.PagedAttention, which reads the pool in place.
+//
 // Conditions: Q, K^T, V, scores of rank 4 with static ranks and float32/float64 elements; Q's batch and
 // head dims are not broadcast up by K or V (each of theirs is 1 or the same dim as Q's); masks broadcast
 // to the scores' shape without enlarging it; no intermediate is read outside the pattern or is a graph
@@ -295,12 +298,53 @@ bool fuse_attention(ir::Graph& g, Node& softmax, PassContext& ctx) {
   return ctx.applied(softmax, what + " -> Softmax -> MatMul(P, V) -> sdx.Attention" + (causal ? " (causal)" : ""));
 }
 
+// sdx.Attention(Q, sdx.PagedConcat(Kc, map, Kn), sdx.PagedConcat(Vc, map, Vn)[, mask]) ->
+// sdx.PagedAttention(Q, Kn, Vn, Kc, Vc, map[, mask]): the same keys (past slots of the pool, then the new
+// ones) read from the pool where they are instead of gathered. The PagedConcats stay while something else
+// reads them (a present.* output).
+bool fuse_paged_attention(ir::Graph& g, Node& attn, PassContext& ctx) {
+  if (attn.domain() != "sdx" || attn.op_type() != "Attention" || attn.num_inputs() < 3) return false;
+  auto paged = [&](Value* v) -> Node* {
+    Node* p = v ? v->producer() : nullptr;
+    return p && p->owner() == &g && p->domain() == "sdx" && p->op_type() == "PagedConcat" && p->num_inputs() == 3
+               ? p
+               : nullptr;
+  };
+  Node* pk = paged(attn.input(1));
+  Node* pv = paged(attn.input(2));
+  Value* q = attn.input(0);
+  if (!pk || !pv || pk->input(1) != pv->input(1) || !rank4(q) || q->type().elem != DType::kFloat32) return false;
+  Value *kn = pk->input(2), *vn = pv->input(2);
+  if (!rank4(kn) || !rank4(vn)) return false;
+  const auto &dq = *dims_of(q), &dk = *dims_of(kn), &dv = *dims_of(vn);
+  // The kernel takes new keys of Q's batch and length (no broadcast) and Q's heads or a divisor of them.
+  const bool heads_ok = same_dim(dk[1], dq[1]) ||
+                        (dk[1].is_fixed() && dq[1].is_fixed() && dk[1].value > 0 && dq[1].value % dk[1].value == 0);
+  if (!same_dim(dk[0], dq[0]) || !same_dim(dk[2], dq[2]) || !heads_ok || !same_dim(dv[0], dq[0]) ||
+      !same_dim(dv[1], dk[1]) || !same_dim(dv[2], dq[2]))
+    return false;
+  std::vector<Value*> inputs = {q, kn, vn, pk->input(0), pv->input(0), pk->input(1)};
+  if (attn.num_inputs() > 3 && attn.input(3)) inputs.push_back(attn.input(3));
+  std::vector<ir::Attribute> attrs = {attr_int("causal", attn.attr_int("causal", 0))};
+  if (attn.attr("scale")) attrs.push_back(attr_float("scale", attn.attr_float("scale", 1.f)));
+  if (attn.attr("mask_value")) attrs.push_back(attr_float("mask_value", attn.attr_float("mask_value", 0.f)));
+  Value *gk = attn.input(1), *gv = attn.input(2);
+  fuse(g, {&attn}, &attn, "PagedAttention", "sdx", 1, inputs, std::move(attrs));
+  remove_if_dead(g, gk);
+  remove_if_dead(g, gv);
+  return ctx.applied(attn, "sdx.Attention over sdx.PagedConcat keys and values -> sdx.PagedAttention (the pool read "
+                           "in place)");
+}
+
 class AttentionFusionOptimizations final : public PatternPass {
  public:
   AttentionFusionOptimizations() {
     add_rule({"MatMul/scale/mask/Softmax/MatMul -> sdx.Attention",
               {"Softmax"},
               [](ir::Graph& g, ir::Node& n, PassContext& ctx) { return fuse_attention(g, n, ctx); }});
+    add_rule({"sdx.Attention(Q, PagedConcat, PagedConcat) -> sdx.PagedAttention",
+              {"sdx:Attention"},
+              [](ir::Graph& g, ir::Node& n, PassContext& ctx) { return fuse_paged_attention(g, n, ctx); }});
   }
   const char* name() const override { return "AttentionFusionOptimizations"; }
   PassCategory category() const override { return PassCategory::kFusion; }

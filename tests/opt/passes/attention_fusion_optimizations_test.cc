@@ -490,3 +490,47 @@ TEST(AttentionFusionOptimizations, LeavesBroadcastQueriesUnknownRanksAndTwoPlain
 
 }  // namespace
 }  // namespace sdx::test
+
+namespace sdx::test {
+namespace {
+
+// The paged form python/sdx/_paged_graph.py writes: K and V gathered from a slot pool by sdx.PagedConcat,
+// then the exporter's attention (fused to sdx.Attention first); the K gather is also the present output.
+ir::Model paged_attention_model() {
+  ModelBuilder b(17);
+  const int64_t H = 2, D = 4, P = 5, S = 1, slots = 12;
+  ir::Value* q = b.input("q", {2, H, S, D});
+  ir::Value* map = b.input("slot_map", {2, P}, DType::kInt64);
+  ir::Value* k = b.op("PagedConcat", {b.input("k_cache", {H, slots, D}), map, b.input("k", {2, H, S, D})}, {}, 1, "sdx");
+  ir::Value* v = b.op("PagedConcat", {b.input("v_cache", {H, slots, D}), map, b.input("v", {2, H, S, D})}, {}, 1, "sdx");
+  ir::Value* s = b.op("Div", {b.op("MatMul", {q, b.op("Transpose", {k}, {attr_ints("perm", {0, 1, 3, 2})})}),
+                              b.constant("scale", f32({2.f}, {}))});
+  s = b.op("Add", {s, b.input("mask", {2, 1, S, P + S})});
+  b.output(b.op("MatMul", {b.op("Softmax", {s}, {attr_i("axis", -1)}), v}));
+  b.output(k);  // present key
+  return b.model();
+}
+
+TEST(AttentionFusionOptimizations, AttentionOverPagedConcatsBecomesPagedAttention) {
+  Tensor mask = f32(std::vector<float>(12, 0.f), {2, 1, 1, 6});
+  mask.data<float>()[6 + 4] = kFloatMin;  // sequence 1's last past slot is empty
+  PassCheck r = check_pass(kPasses, paged_attention_model,
+                           {{"q", feed({2, 2, 1, 4}, 31)},
+                            {"slot_map", Datum::tensor(i64({3, 4, 5, 8, 9, 0, 1, 2, 6, -1}, {2, 5}))},
+                            {"k_cache", feed({2, 12, 4}, 32)},
+                            {"k", feed({2, 2, 1, 4}, 33)},
+                            {"v_cache", feed({2, 12, 4}, 34)},
+                            {"v", feed({2, 2, 1, 4}, 35)},
+                            {"mask", Datum::tensor(mask)}});
+  EXPECT_EQ(r.report.rewrites_of("AttentionFusionOptimizations"), 2);  // fused, then paged
+  // V's gather is gone; K's stays for the present output.
+  EXPECT_EQ(r.ops_after, (std::map<std::string, int>{{"sdx.PagedAttention", 1}, {"sdx.PagedConcat", 1}}));
+  ir::Model m = optimized(paged_attention_model);
+  const ir::Node* a = find_node(*m.graph, "PagedAttention", "sdx");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->num_inputs(), 7);
+  EXPECT_FLOAT_EQ(a->attr_float("scale", 0.f), 0.5f);
+}
+
+}  // namespace
+}  // namespace sdx::test
