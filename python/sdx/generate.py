@@ -28,10 +28,17 @@ until its bucket fills, and the session replays one captured plan per bucket. Th
 both ways and the buckets are kept only when the logits agree (a model that masks keys by attention_mask);
 otherwise the decode runs at exact shapes and kv_bucket_check says why.
 
-Several prompts (generate() given a list of prompts) decode with continuous batching (max_batch, default 8;
-_batch_decode.py): one call per step for all active sequences, each joining and leaving between steps.
-Issue 21's increments so far: the cache concatenated by the model as exported, KV and batch buckets driven
-from here; buckets inside the engine (for a user's own step loop) and a paged KV cache come later.
+The paged KV cache (kv_cache "auto", the default, for a model given by path whose graph allows it; "paged"
+to insist; "contiguous" for the above): the model is loaded in its paged form (_paged_graph.py: the past read
+through a slot map from one pool, the attention fused to sdx.PagedAttention), the pool (_kv_pool.py) holds
+kv_pages pages of kv_page_size tokens, and the loop (_paged_decode.py) feeds each step the slot map of every
+sequence's tokens (padded to a multiple of kv_bucket, so steps replay) and writes the step's new K/V into the
+pool: the past is never copied. Reports then add kv_cache, kv_page_size, kv_pages, kv_pages_peak and
+kv_bytes_peak, and "refused" (why a sequence was refused: KV pool exhaustion).
+
+Several prompts (generate() given a list of prompts) decode with continuous batching (max_batch, default 8):
+one call per step for all active sequences, each joining and leaving between steps (on the paged cache,
+prompts with a common prefix of whole pages share those pages; _batch_decode.py on the contiguous one).
 """
 from __future__ import annotations
 
@@ -45,11 +52,24 @@ import numpy as np
 
 from ._decoder_graph import NEW_KV_PREFIX, with_new_kv_outputs
 from ._batch_decode import BatchDecoder
+from ._kv_pool import KVPoolExhausted
 from ._kv_slots import KVSlots
+from ._paged_decode import PagedGeneration
+from ._paged_graph import OriginalIO, paged_decoder, paged_info
 from ._sdx import InvalidArgument
 
 SAMPLINGS = ("greedy", "top_k", "top_p")
 DEFAULT_KV_BUCKET = 128
+KV_CACHES = ("auto", "paged", "contiguous")
+DEFAULT_PAGE_SIZE = 16
+
+
+def _check_kv(kv_cache: Any, kv_pages: Any, kv_page_size: Any) -> None:
+    if kv_cache not in KV_CACHES:
+        raise InvalidArgument(f"kv_cache must be one of {', '.join(KV_CACHES)}, not {kv_cache!r}")
+    for name, v in (("kv_pages", kv_pages), ("kv_page_size", kv_page_size)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise InvalidArgument(f"{name} must be a whole number >= 1, not {v!r}")
 
 
 def _check_bucket(kv_bucket: Any) -> int | None:
@@ -100,6 +120,7 @@ class DecoderLayout:
                                   "(a merged decoder's use_cache_branch is not supported yet)")
         self.has_position_ids = "position_ids" in inputs
         self.bucket_output_names: list | None = None  # logits and each step's new K/V (_decoder_graph.py)
+        self.paged = None  # the PagedGraph of a paged decoder's session (_paged_graph.py), set by _prepare
         kv = inputs["past_key_values.0.key"]
         if len(kv.shape) != 4 or not all(isinstance(d, int) for d in (kv.shape[1], kv.shape[3])):
             raise InvalidArgument(f"{where}: past_key_values.0.key has shape {kv.shape}; expected [batch, heads, "
@@ -185,13 +206,24 @@ class Sampler:
         return int(ids[self.rng.choice(len(ids), p=p)])
 
 
-def _session(model: Any, sess_options: Any, new_kv: bool = False) -> tuple[Any, str | None, dict | None]:
-    """(session, model path or None, {present name: new-K/V output name} or None). With new_kv, a model given
-    by path is loaded with each step's new K/V as extra outputs (_decoder_graph.py) when its graph allows."""
+def _session(model: Any, sess_options: Any, new_kv: bool = False,
+             kv_cache: str = "contiguous") -> tuple[Any, str | None, dict | None]:
+    """(session, model path or None, {present name: new-K/V output name} or None). kv_cache "auto" or "paged":
+    a model given by path is loaded in its paged form (_paged_graph.py) when its graph allows ("paged": an
+    error otherwise). Else, with new_kv, it is loaded with each step's new K/V as extra outputs
+    (_decoder_graph.py) when its graph allows."""
     if isinstance(model, (str, os.PathLike)):
         from ._session import InferenceSession
 
         path = os.fspath(model)
+        if kv_cache != "contiguous":
+            graph = paged_decoder(path)
+            if graph is not None:
+                return InferenceSession(graph.model, sess_options), path, None
+            if kv_cache == "paged":
+                raise InvalidArgument(f"model '{path}' cannot run on a paged KV cache: each past_key_values.N input "
+                                      "must be read only by Concat(past, new) on axis 2 and by Shape -> Gather "
+                                      "(use kv_cache='contiguous')")
         edited = with_new_kv_outputs(path) if new_kv else None
         if edited is not None:
             return InferenceSession(edited[0], sess_options), path, dict(zip(edited[1], edited[2]))
@@ -306,12 +338,20 @@ def _steps(sess: Any, layout: DecoderLayout, prompt: list, max_new_tokens: int, 
 
 
 def _prepare(model: Any, max_new_tokens: Any, sampling: str, top_k: Any, top_p: Any, temperature: Any, seed: Any,
-             sess_options: Any, kv_bucket: int | None = None) -> tuple:
+             sess_options: Any, kv_bucket: int | None = None, kv_cache: str = "auto") -> tuple:
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
         raise InvalidArgument(f"max_new_tokens must be a whole number >= 1, not {max_new_tokens!r}")
     sampler = Sampler(sampling, top_k, top_p, temperature, seed)
-    sess, path, new_kv = _session(model, sess_options, new_kv=kv_bucket is not None)
-    layout = DecoderLayout(sess, path)
+    sess, path, new_kv = _session(model, sess_options, new_kv=kv_bucket is not None, kv_cache=kv_cache)
+    paged = paged_info(sess)
+    if paged is None and kv_cache == "paged":
+        raise InvalidArgument("kv_cache='paged' needs a model path or a session of a paged decoder; this session "
+                              "takes past_key_values inputs (use kv_cache='contiguous')")
+    if paged is not None and kv_cache == "contiguous":
+        raise InvalidArgument("this session is a paged decoder's (it takes sdx_slot_map): kv_cache='contiguous' "
+                              "needs the model as exported")
+    layout = DecoderLayout(OriginalIO(sess) if paged else sess, path)
+    layout.paged = paged
     if new_kv is not None:  # decode steps with buckets copy out the new K/V only, not the whole present.*
         layout.bucket_output_names = ["logits"] + [new_kv[n] for n in layout.output_names[1:]]
     return sess, layout, sampler
@@ -319,11 +359,13 @@ def _prepare(model: Any, max_new_tokens: Any, sampling: str, top_k: Any, top_p: 
 
 def check_request(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: int, *, sampling: str = "greedy",
                   top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
-                  seed: int | None = None, sess_options: Any = None, kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Any:
+                  seed: int | None = None, sess_options: Any = None, kv_bucket: int | None = DEFAULT_KV_BUCKET,
+                  kv_cache: str = "auto") -> Any:
     """Checks a request before any token is decoded (the model's layout, every prompt's token ids, the
     sampling parameters) and returns the session to run it on; raises InvalidArgument as generate() does."""
+    _check_kv(kv_cache, None, None)
     sess, layout, _ = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options,
-                               _check_bucket(kv_bucket))
+                               _check_bucket(kv_bucket), kv_cache)
     for i, p in enumerate(prompts):
         _check_prompt(p, layout, i)
     return sess
@@ -332,13 +374,18 @@ def check_request(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: 
 def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, *, sampling: str = "greedy",
                     top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
                     seed: int | None = None, eos_token_id: int | None = None, sess_options: Any = None,
-                    report: dict | None = None, kv_bucket: int | None = DEFAULT_KV_BUCKET) -> Iterator[int]:
+                    report: dict | None = None, kv_bucket: int | None = DEFAULT_KV_BUCKET, kv_cache: str = "auto",
+                    kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[int]:
     """Yields the new token ids of one prompt as they are decoded. Pass a dict as `report` to receive the
     report (filled when the generator is exhausted). Arguments as generate()."""
     bucket = _check_bucket(kv_bucket)
+    _check_kv(kv_cache, kv_pages, kv_page_size)
     sess, layout, sampler = _prepare(model, max_new_tokens, sampling, top_k, top_p, temperature, seed, sess_options,
-                                     bucket)
+                                     bucket, kv_cache)
     prompt = _check_prompt(prompt_ids, layout, 0)
+    if layout.paged is not None:
+        return _paged_stream(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id,
+                             {} if report is None else report, bucket, kv_pages, kv_page_size)
     return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report,
                   bucket)
 
@@ -394,11 +441,72 @@ def _generate_batched(sess: Any, layout: DecoderLayout, prompts: list, counts: l
     return results
 
 
+def _paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, max_batch: int, bucket: int | None,
+           kv_pages: int | None, page_size: int) -> PagedGeneration:
+    """The paged decode loop for these prompts; kv_pages by default: room for max_batch sequences of the
+    longest request."""
+    if kv_pages is None:
+        longest = max(len(p) + c for p, c in zip(prompts, counts))
+        kv_pages = min(max_batch, len(prompts)) * -(-(longest + 1) // page_size)
+    return PagedGeneration(sess, layout.paged, layout, max_batch, bucket, kv_pages, page_size)
+
+
+def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sampler: Sampler,
+                  eos_token_id: int | None, report: dict, bucket: int | None, kv_pages: int | None,
+                  page_size: int) -> Iterator[int]:
+    """One prompt on the paged cache, its tokens as they come; `report` filled at the end."""
+    gen = _paged(sess, layout, [prompt], [count], 1, bucket, kv_pages, page_size)
+    check = None
+    if bucket is not None:
+        ok, check = gen.check_padding(prompt)
+        gen.bucket = bucket if ok else None
+    tokens = []
+    for _, token in gen.run([prompt], [sampler], eos_token_id, [count]):
+        tokens.append(token)
+        yield token
+    if gen.outcomes[0] is not None:
+        raise KVPoolExhausted(gen.outcomes[0][len("refused: "):])
+    report.update(gen.sequence_report(0, prompt, tokens, eos_token_id))
+    report["kv_bucket"], report["kv_bucket_check"] = gen.bucket, check
+
+
+def _generate_paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, make_sampler: Callable,
+                    eos_token_id: int | None, stream: Callable | None, max_batch: int, bucket: int | None,
+                    kv_pages: int | None, page_size: int, many: bool) -> Any:
+    """generate() on the paged cache (_paged_decode.py): continuous batching for several prompts."""
+    gen = _paged(sess, layout, prompts, counts, max_batch, bucket, kv_pages, page_size)
+    check = None
+    if bucket is not None:
+        ok, check = gen.check_padding(prompts[0])
+        gen.bucket = bucket if ok else None
+    batching = "off: one prompt" if len(prompts) < 2 else "off: max_batch is 1" if max_batch < 2 else \
+        "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else \
+        "off: the KV bucket check " + check if gen.bucket is None else "on"
+    if batching != "on":
+        gen.max_batch, gen.buckets = 1, [1]
+    tokens: list = [[] for _ in prompts]
+    for seq, token in gen.run(prompts, [make_sampler() for _ in prompts], eos_token_id, counts):
+        tokens[seq].append(token)
+        if stream is not None:
+            stream(token)
+    if not many and gen.outcomes[0] is not None:
+        raise KVPoolExhausted(gen.outcomes[0][len("refused: "):])
+    results = []
+    for i, (prompt, toks) in enumerate(zip(prompts, tokens)):
+        report = gen.sequence_report(i, prompt, toks, eos_token_id)
+        report.update({"kv_bucket": gen.bucket, "kv_bucket_check": check, "continuous_batching": batching})
+        if batching == "on":
+            report["batch"] = gen.report
+        results.append(GenerationResult(prompt, toks, report))
+    return results if many else results[0]
+
+
 def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], max_new_tokens: int | Sequence[int], *,
              sampling: str = "greedy", top_k: int | None = None, top_p: float | None = None,
              temperature: float = 1.0, seed: int | None = None, eos_token_id: int | None = None,
              sess_options: Any = None, stream: Callable[[int], Any] | None = None,
-             kv_bucket: int | None = DEFAULT_KV_BUCKET, max_batch: int = 8) -> Any:
+             kv_bucket: int | None = DEFAULT_KV_BUCKET, max_batch: int = 8, kv_cache: str = "auto",
+             kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE) -> Any:
     """Decodes up to max_new_tokens tokens after prompt_ids (a list of token ids; or a list of such lists,
     which decode together with continuous batching, up to max_batch at a time).
 
@@ -411,6 +519,12 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     many slots, padded and masked (_kv_slots.py), so steps keep their shapes and replay one plan per bucket;
     checked on the first step against the exact-shape step (report["kv_bucket_check"]), exact shapes
     otherwise.
+
+    kv_cache: "auto" (default: paged when the model is given by path and its graph allows), "paged" (an error
+    otherwise) or "contiguous" (the past fed back as tensors). kv_pages: the paged pool's size in pages (default:
+    room for max_batch sequences of the longest request); kv_page_size: tokens per page (default 16). A
+    sequence that needs a page when none is free is refused (report["refused"], stopped_by
+    "kv_pool_exhausted") and the others go on; a single prompt raises sdx.ResourceExhausted.
 
     max_batch (default 8): several prompts decode as one batch of up to max_batch sequences, one model call per
     step for all of them; a sequence joins when a row is free and leaves when it ends (_batch_decode.py). Each
@@ -426,9 +540,15 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     prompts = list(prompt_ids) if many else [prompt_ids]
     bucket = _check_bucket(kv_bucket)
     max_batch = _check_max_batch(max_batch)
+    _check_kv(kv_cache, kv_pages, kv_page_size)
     counts = _check_counts(max_new_tokens, len(prompts), many)
-    sess, layout, _ = _prepare(model, max(counts), sampling, top_k, top_p, temperature, seed, sess_options, bucket)
+    sess, layout, _ = _prepare(model, max(counts), sampling, top_k, top_p, temperature, seed, sess_options, bucket,
+                               kv_cache)
     checked = [_check_prompt(p, layout, i) for i, p in enumerate(prompts)]
+    if layout.paged is not None:
+        make = lambda: Sampler(sampling, top_k, top_p, temperature, seed)  # noqa: E731
+        return _generate_paged(sess, layout, checked, counts, make, eos_token_id, stream, max_batch, bucket, kv_pages,
+                               int(kv_page_size), many)
     batching = "off: one prompt" if len(checked) < 2 else "off: max_batch is 1" if max_batch < 2 else \
         "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else None
     if batching is None:

@@ -8,9 +8,10 @@
 skipped); the prompts decode together with continuous batching, up to --max-batch (default 8) at a time
 (--max-batch 1: one after another). The text output streams a single prompt's tokens as they come (a batch's
 once its sequences end), then the report line; --json FILE writes tokens, tokens/s, hit_rate and the
-per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). Exit status 2
-for a usage or input error (a model not in the with-past layout, an out-of-range token id, bad sampling
-parameters).
+per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). --kv-cache,
+--kv-pages and --kv-page-size choose the KV cache (a paged pool by default, when the model allows). Exit
+status 2 for a usage or input error (a model not in the with-past layout, an out-of-range token id, bad
+sampling parameters, a single prompt the KV pool cannot hold).
 """
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ def _report_line(rep: dict) -> str:
             f"{f(rep['decode_tokens_per_s'], '.1f')} tokens/s, per-token p50 {f(rep['per_token_latency_p50_us'], '.0f')} us"
             f"; replay hit rate {hit}"
             + (f"; KV buckets of {rep['kv_bucket']} ({rep['kv_bucket_check']}), padding {rep['padding_waste']:.1%}"
-               if rep.get("kv_bucket") else ""))
+               if rep.get("kv_bucket") else "")
+            + (f"; paged KV cache: {rep['kv_pages_peak']} of {rep['kv_pages']} pages of {rep['kv_page_size']} tokens "
+               f"at most ({rep['kv_bytes_peak'] / 1024:.0f} KiB)" if rep.get("kv_cache") == "paged" else ""))
 
 
 def _print_batch(results: list) -> None:
@@ -72,7 +75,14 @@ def _print_batch(results: list) -> None:
         print(f"continuous batching: {b['sequences']} sequences, up to {b['max_batch']} at a time; "
               f"{b['new_tokens']} tokens in {b['wall_s'] * 1e3:.1f} ms ({b['tokens_per_s']:.1f} tokens/s); "
               f"{b['decode_steps']} decode steps, step p50 {b['step_latency_p50_us']:.0f} us, replay hit rate "
-              f"{b['hit_rate']:.1%}, batch occupancy {b['batch_occupancy']:.1%}, KV padding {b['padding_waste']:.1%}")
+              f"{b['hit_rate']:.1%}, batch occupancy {b['batch_occupancy']:.1%}, KV padding {b['padding_waste']:.1%}"
+              + (f"; paged KV cache: {b['kv_pages_peak']} of {b['kv_pages']} pages at most "
+                 f"({b['kv_bytes_peak'] / 1024:.0f} KiB; contiguous max-length rows: "
+                 f"{b['kv_bytes_contiguous'] / 1024:.0f} KiB), {b['prefix_tokens_shared']} prompt tokens shared, "
+                 f"{b['refused']} refused" if b.get("kv_cache") == "paged" else ""))
+        for i, r in enumerate(results):
+            if r.report.get("refused"):
+                print(f"prompt {i} {r.report['refused']}")
     else:
         print(f"continuous batching {results[0].report.get('continuous_batching')}")
 
@@ -88,14 +98,16 @@ def cmd_generate(args) -> int:
     try:
         sess = check_request(
             args.model, prompts, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k, top_p=args.top_p,
-            temperature=args.temperature, seed=args.seed, sess_options=opts, kv_bucket=args.kv_bucket or None)
+            temperature=args.temperature, seed=args.seed, sess_options=opts, kv_bucket=args.kv_bucket or None,
+            kv_cache=args.kv_cache)
+        kv = dict(kv_cache=args.kv_cache, kv_pages=args.kv_pages, kv_page_size=args.kv_page_size)
         show = args.json != "-"
         results = []
         if len(prompts) > 1 and args.max_batch > 1:
             results = sdx.generate(sess, prompts, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k,
                                    top_p=args.top_p, temperature=args.temperature, seed=args.seed,
                                    eos_token_id=args.eos_token_id, kv_bucket=args.kv_bucket or None,
-                                   max_batch=args.max_batch)
+                                   max_batch=args.max_batch, **kv)
             if show:
                 _print_batch(results)
             prompts = []  # done
@@ -105,11 +117,13 @@ def cmd_generate(args) -> int:
             stream = (lambda t: print(f" {t}", end="", flush=True)) if show else None
             r = sdx.generate(sess, prompt, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k,
                              top_p=args.top_p, temperature=args.temperature, seed=args.seed,
-                             eos_token_id=args.eos_token_id, stream=stream, kv_bucket=args.kv_bucket or None)
+                             eos_token_id=args.eos_token_id, stream=stream, kv_bucket=args.kv_bucket or None, **kv)
             if show:
                 print("\n" + _report_line(r.report))
             results.append(r)
     except sdx.InvalidArgument as e:  # the model's layout, a token id, a sampling parameter
+        raise UsageError(str(e)) from None
+    except sdx.ResourceExhausted as e:  # the KV pool: one prompt that cannot get its pages
         raise UsageError(str(e)) from None
     if args.json:
         _write_json(args, results)
@@ -146,7 +160,7 @@ def _write_json(args, results: list) -> None:
 
 def add_parser(sub) -> None:
     """Registers `sdx generate` on the CLI's subparsers."""
-    from .generate import DEFAULT_KV_BUCKET, SAMPLINGS
+    from .generate import DEFAULT_KV_BUCKET, DEFAULT_PAGE_SIZE, KV_CACHES, SAMPLINGS
 
     g = sub.add_parser("generate", help="decode tokens with a decoder in Optimum's with-past ONNX layout",
                        description="Prefill the prompt, then decode one token per step with the KV cache fed back "
@@ -172,6 +186,14 @@ def add_parser(sub) -> None:
                    help=f"feed the KV cache in buffers of a multiple of N slots, padded and masked, so decode steps "
                         f"replay one plan per bucket (checked against exact shapes on the first step; default "
                         f"{DEFAULT_KV_BUCKET}; 0: exact shapes)")
+    g.add_argument("--kv-cache", choices=KV_CACHES, default="auto",
+                   help="auto (default): a paged KV cache when the model's graph allows, else contiguous; paged; "
+                        "contiguous (the past fed back as tensors)")
+    g.add_argument("--kv-pages", type=int_at_least(1), metavar="N",
+                   help="pages in the paged KV pool (default: room for --max-batch sequences of the longest "
+                        "request); a sequence that finds none free is refused, the others go on")
+    g.add_argument("--kv-page-size", type=int_at_least(1), default=DEFAULT_PAGE_SIZE, metavar="N",
+                   help=f"tokens per page of the paged KV cache (default {DEFAULT_PAGE_SIZE})")
     g.add_argument("--json", metavar="FILE",
                    help="write tokens, tokens/s, hit_rate and per-token latency as JSON ('-': to stdout, instead "
                         "of the text)")
