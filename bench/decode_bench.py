@@ -108,6 +108,43 @@ def decode_steps_bucketed(sess, dec: Decoder, token: int, past: list, steps: int
     return out, ns, 0
 
 
+class PagedLoop:
+    """sdx.generate's loop on the paged KV cache (python/sdx/_paged_decode.py): the model in its paged form
+    (_paged_graph.py, attention fused to sdx.PagedAttention over the pool), one pool of pages, the past never
+    copied; a step's time includes the slot bookkeeping, the call, the new K/V's write into the pool and the
+    greedy choice."""
+
+    def __init__(self, path: str, threads: int, max_tokens: int, bucket: int) -> None:
+        import sdx
+        from sdx._paged_decode import PagedGeneration
+        from sdx._paged_graph import OriginalIO, paged_decoder
+        from sdx.generate import DecoderLayout
+
+        graph = paged_decoder(path)
+        opts = sdx.SessionOptions()
+        opts.intra_op_num_threads = threads
+        self.sess = sdx.InferenceSession(graph.model, opts)
+        layout = DecoderLayout(OriginalIO(self.sess), path)
+        layout.paged = graph
+        self.gen = PagedGeneration(self.sess, graph, layout, 1, bucket, -(-max_tokens // 16) + 1, 16)
+
+    def decode(self, token: int, past: list, steps: int) -> tuple:
+        pool = self.gen.pool
+        seq = pool.new_sequence(past[0].shape[2])
+        pool.write(seq, 0, [x[0] for x in past])
+        out, ns = [], []
+        clock = time.perf_counter_ns
+        for _ in range(steps):
+            t0 = clock()
+            pool.append(seq)
+            logits, _ = self.gen.step([seq], [token])
+            token = int(logits[0].argmax())
+            ns.append(clock() - t0)
+            out.append(token)
+        pool.free(seq)
+        return out, ns, 0
+
+
 def prefill(sess, dec: Decoder, ids: list) -> tuple:
     """(next greedy token, presents) of a prompt run with an empty past."""
     res = sess.run(None, dec.feeds(ids, len(ids), dec.empty_past()))
@@ -131,11 +168,13 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
     engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads),
                "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads),
                "sdx_shape_buckets": make_sdx(path, threads, [f"past_sequence_length={bucket}"])}
+    paged = PagedLoop(path, threads, max(kv_lengths) + rounds * steps + 1, bucket)
     dec = Decoder(engines["onnxruntime"])
     rng = np.random.default_rng(0)
     for sess in engines.values():  # first-call costs (allocation, JIT) out of the figures: a short decode
         tok, past = prefill(sess, dec, [1, 2, 3])
         decode_steps(sess, dec, tok, past, 4)
+    engines["sdx_paged"] = paged.sess
     rows = []
     for kv in kv_lengths:
         samples = {name: [] for name in engines}
@@ -147,12 +186,15 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
                 time.sleep(SETTLE_S)
                 if name == "sdx_buckets":
                     _, ns, _ = decode_steps_bucketed(engines[name], dec, tok, past, steps, bucket)
+                elif name == "sdx_paged":
+                    _, ns, _ = paged.decode(tok, past, steps)
                 else:
                     _, ns, _ = decode_steps(engines[name], dec, tok, past, steps)
                 samples[name].append(ns)
         ratios = paired_ratios(samples["sdx"], samples["onnxruntime"])
         bucket_ratios = paired_ratios(samples["sdx_buckets"], samples["onnxruntime"])
         engine_bucket_ratios = paired_ratios(samples["sdx_shape_buckets"], samples["onnxruntime"])
+        paged_ratios = paired_ratios(samples["sdx_paged"], samples["onnxruntime"])
         row = {"threads": threads, "kv": kv, "kv_range": [kv, kv + rounds * steps - 1]}
         for name, s in samples.items():
             row[f"{name}_p50_us"] = float(np.percentile(np.concatenate(s), 50)) / 1e3
@@ -163,6 +205,8 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         row["buckets_ratio_range"] = [float(min(bucket_ratios)), float(max(bucket_ratios))]
         row["shape_buckets_ratio_median"] = float(np.median(engine_bucket_ratios))
         row["shape_buckets_ratio_range"] = [float(min(engine_bucket_ratios)), float(max(engine_bucket_ratios))]
+        row["paged_ratio_median"] = float(np.median(paged_ratios))
+        row["paged_ratio_range"] = [float(min(paged_ratios)), float(max(paged_ratios))]
         rows.append(row)
         print(f"  threads {threads}, KV {kv}..{row['kv_range'][1]}: sdx p50 {row['sdx_p50_us']:.0f} us, onnxruntime "
               f"{row['onnxruntime_p50_us']:.0f} us, sdx/onnxruntime {row['ratio_median']:.2f}x "
@@ -171,7 +215,9 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
               f"(rounds {row['buckets_ratio_range'][0]:.2f}..{row['buckets_ratio_range'][1]:.2f}); the hand loop on a "
               f"session with shape_buckets past_sequence_length={bucket} {row['sdx_shape_buckets_p50_us']:.0f} us, "
               f"{row['shape_buckets_ratio_median']:.2f}x (rounds {row['shape_buckets_ratio_range'][0]:.2f}.."
-              f"{row['shape_buckets_ratio_range'][1]:.2f})", flush=True)
+              f"{row['shape_buckets_ratio_range'][1]:.2f}); sdx.generate's paged loop {row['sdx_paged_p50_us']:.0f} us, "
+              f"{row['paged_ratio_median']:.2f}x (rounds {row['paged_ratio_range'][0]:.2f}.."
+              f"{row['paged_ratio_range'][1]:.2f})", flush=True)
     return rows
 
 
