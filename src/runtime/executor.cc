@@ -195,16 +195,24 @@ Status Executor::warmup_call(Context& ctx, PlanEntry& e, const TensorArg* args, 
 }
 
 Status Executor::unborrow_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
-                               const char** fallback) const {
-  // The plan reads a borrowed input where it was; the caller's array is elsewhere now (or an output
-  // would alias it). Frozen again with a static buffer for every input, and captured by this call.
+                               const char** fallback, bool aliased) const {
+  // The plan reads a borrowed input where it was; the caller's array is elsewhere now (a new buffer of
+  // the same shape: the next sequence's KV pool), or an output would alias it. Frozen again and captured
+  // by this call: borrowing at the new addresses while moves stay rare (the first kMaxBorrowMoves, then
+  // one per kBorrowMoveCalls calls at most), copying the inputs from then on otherwise.
+  ++e.borrow_moves_;
+  const bool again = !aliased && (e.borrow_moves_ <= kMaxBorrowMoves || e.calls_ - e.moved_at_call_ >= kBorrowMoveCalls);
+  e.moved_at_call_ = e.calls_;
   diag(DiagCategory::kCapture, DiagLevel::kSummary, "INPUT_MOVED", [&] {
-    return "an input read in place came at another address (" + describe(args) +
-           "): the plan is frozen again and copies its inputs from now on";
+    return std::string(aliased ? "an output would be a view of an input read in place"
+                               : "an input read in place came at another address") +
+           " (" + describe(args) + "): the plan is frozen again and " +
+           (again ? "reads it at its new address" : "copies its inputs from now on");
   });
   ctx.release_memory(e);
-  e.no_borrow_ = true;
-  SDX_RETURN_IF_ERROR(freeze(ctx, e), "");
+  if (!again) e.no_borrow_ = true;
+  for (size_t i = 0; i < e.last_inputs_.size(); ++i) e.last_inputs_[i] = args[i].data;
+  SDX_RETURN_IF_ERROR(freeze(ctx, e, again ? args : nullptr), "");
   return capture_call(ctx, e, args, outputs, fallback);
 }
 
@@ -217,7 +225,7 @@ Status Executor::capture_call(Context& ctx, PlanEntry& e, const TensorArg* args,
     SDX_ASSIGN_OR_RETURN(h, ReplayHandle::capture(*c_.graph_executor, e, *c_.input_values, args, output_values,
                                                   ctx.variables_), "capture");
     // An output that is a view of a borrowed input would hand the caller its own memory back.
-    if (h && h->outputs_alias_borrowed()) return unborrow_call(ctx, e, args, outputs, fallback);
+    if (h && h->outputs_alias_borrowed()) return unborrow_call(ctx, e, args, outputs, fallback, true);
   }
   if (!h) {
     SDX_RETURN_IF_ERROR(run_frame(*e.plan, args, outputs, ctx, nullptr, &e.planned_), "");
@@ -277,7 +285,7 @@ Status Executor::bind_recorded(Context& ctx, PlanEntry& e, const TensorArg* args
 
 Status Executor::replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                              const char** fallback, bool* replayed) const {
-  if (!e.replay_->inputs_in_place(args)) return unborrow_call(ctx, e, args, outputs, fallback);
+  if (!e.replay_->inputs_in_place(args)) return unborrow_call(ctx, e, args, outputs, fallback, false);
   bool diverged = false;
   SDX_RETURN_IF_ERROR(e.replay_->replay(args, &diverged), "");
   if (diverged) {

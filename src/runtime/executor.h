@@ -80,6 +80,10 @@ class Executor {
   Status freeze(Context& ctx, PlanEntry& e, const TensorArg* args = nullptr) const;
   // Inputs of at least this many bytes may be borrowed.
   static constexpr int64_t kBorrowMinBytes = 64 * 1024;
+  // Moves of borrowed inputs an entry follows (freezing again at the new address) before it copies for
+  // good, unless kBorrowMoveCalls calls passed since the last move.
+  static constexpr int kMaxBorrowMoves = 4;
+  static constexpr int64_t kBorrowMoveCalls = 64;
   // An entry holding a warmup record but no frozen memory (a bundle's seed, or kept after the plan cache
   // passivated it): frozen from the record and bound without running a step, so its next call replays.
   // args: this call's inputs, copied into the frozen input buffers; at_load: args only describe the
@@ -101,9 +105,10 @@ class Executor {
                       const char** fallback) const;
   Status replay_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
                      const char** fallback, bool* replayed) const;
-  // A borrowed input moved (or an output aliases one): freezes e again without borrowing and captures.
+  // A borrowed input moved (or, aliased, an output is a view of one): freezes e again, borrowing at the new
+  // addresses while moves are rare (never after an alias), and captures this call.
   Status unborrow_call(Context& ctx, PlanEntry& e, const TensorArg* args, const std::vector<int>& outputs,
-                       const char** fallback) const;
+                       const char** fallback, bool aliased) const;
   void choose_borrowed(PlanEntry& e, const TensorArg* args) const;
   // A plan frozen from a record (bundle, disk plan cache): binds every step without running one, so this
   // call replays (SHAPES_FROZEN -> CAPTURED). Leaves e frozen when a step must run to be captured.

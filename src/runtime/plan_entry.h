@@ -117,7 +117,9 @@ class PlanEntry {
   const char* no_replay_reason_ = nullptr;
   std::vector<const void*> last_inputs_;  // the caller's input addresses at the last warmup call
   std::vector<bool> borrowed_;
-  bool no_borrow_ = false;  // an input moved while borrowed: this entry copies its inputs from then on
+  bool no_borrow_ = false;  // borrowed inputs moved too often (or aliased an output): copies from then on
+  int borrow_moves_ = 0;
+  int64_t moved_at_call_ = 0;
   int64_t calls_ = 0, replays_ = 0;
   double avg_us_ = 0;
 };
