@@ -199,10 +199,9 @@ Status Executor::unborrow_call(Context& ctx, PlanEntry& e, const TensorArg* args
   // The plan reads a borrowed input where it was; the caller's array is elsewhere now (a new buffer of
   // the same shape: the next sequence's KV pool), or an output would alias it. Frozen again and captured
   // by this call: borrowing at the new addresses while moves stay rare (the first kMaxBorrowMoves, then
-  // one per kBorrowMoveCalls calls at most), copying the inputs from then on otherwise.
+  // one per kBorrowMoveCalls calls on average at most), copying the inputs from then on otherwise.
   ++e.borrow_moves_;
-  const bool again = !aliased && (e.borrow_moves_ <= kMaxBorrowMoves || e.calls_ - e.moved_at_call_ >= kBorrowMoveCalls);
-  e.moved_at_call_ = e.calls_;
+  const bool again = !aliased && (e.borrow_moves_ <= kMaxBorrowMoves || e.borrow_moves_ * kBorrowMoveCalls <= e.calls_);
   diag(DiagCategory::kCapture, DiagLevel::kSummary, "INPUT_MOVED", [&] {
     return std::string(aliased ? "an output would be a view of an input read in place"
                                : "an input read in place came at another address") +

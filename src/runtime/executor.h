@@ -81,9 +81,9 @@ class Executor {
   // Inputs of at least this many bytes may be borrowed.
   static constexpr int64_t kBorrowMinBytes = 64 * 1024;
   // Moves of borrowed inputs an entry follows (freezing again at the new address) before it copies for
-  // good, unless kBorrowMoveCalls calls passed since the last move.
+  // good, unless it made at least kBorrowMoveCalls calls per move (a decode loop moves once per sequence).
   static constexpr int kMaxBorrowMoves = 4;
-  static constexpr int64_t kBorrowMoveCalls = 64;
+  static constexpr int64_t kBorrowMoveCalls = 8;
   // An entry holding a warmup record but no frozen memory (a bundle's seed, or kept after the plan cache
   // passivated it): frozen from the record and bound without running a step, so its next call replays.
   // args: this call's inputs, copied into the frozen input buffers; at_load: args only describe the

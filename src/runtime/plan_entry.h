@@ -119,7 +119,6 @@ class PlanEntry {
   std::vector<bool> borrowed_;
   bool no_borrow_ = false;  // borrowed inputs moved too often (or aliased an output): copies from then on
   int borrow_moves_ = 0;
-  int64_t moved_at_call_ = 0;
   int64_t calls_ = 0, replays_ = 0;
   double avg_us_ = 0;
 };
