@@ -228,6 +228,16 @@ class SessionOptions:
             raise TypeError(f"sdx: SessionOptions.{name} must be a list of str, not {value!r:.60}")
         raise TypeError(f"sdx: SessionOptions.{name} must be {kind.__name__}, not {type(value).__name__} {value!r:.60}")
 
+    def _copy_for_streams(self) -> "SessionOptions":
+        """These options for the session of a decoder's paged form (_kv_streams.py): kv_streams off there."""
+        other = SessionOptions()
+        for name, value in self.__dict__.items():
+            other.__dict__[name] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) \
+                else value
+        other.__dict__["kv_streams"] = False
+        other.__dict__["optimized_model_filepath"] = ""
+        return other
+
     def _to_dict(self) -> dict:
         """sdx's option table as the engine takes it, with onnxruntime's fields mapped onto it."""
         d = {}

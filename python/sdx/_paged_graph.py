@@ -101,7 +101,8 @@ def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
         if concat is None:
             return None
         name = NEW_KV_PREFIX + concat.output[0]
-        new_nodes.append(helper.make_node("Identity", [concat.input[1]], [name], name=name))
+        if name not in produced:  # a model _decoder_graph.py already gave these outputs keeps its own
+            new_nodes.append(helper.make_node("Identity", [concat.input[1]], [name], name=name))
         cache_names.append(cache)
         past_names.append(past.name)
         new_kv.append(name)
@@ -130,6 +131,8 @@ def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
     g.input.extend(inputs)
     outputs = {o.name: o for o in g.output}
     for past, name in zip(past_names, new_kv):
+        if name in outputs:
+            continue
         present = name[len(NEW_KV_PREFIX):]
         elem = outputs[present].type.tensor_type.elem_type if present in outputs else TensorProto.FLOAT
         g.output.append(helper.make_tensor_value_info(name, elem, None))

@@ -12,6 +12,7 @@ import numpy as np
 from . import _sdx
 from ._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions, warn_once
 from ._ortvalue import OrtValue, OrtValueVector, cpu_memory_info
+from ._kv_streams import KVStreams
 from ._profiler import SessionProfiler
 from ._types import NP_TO_SDX, SDX_TO_NP, SUB_BYTE_BITS, pack_sub_byte, sdx_name_of_numpy, unpack_sub_byte
 from . import _providers
@@ -212,6 +213,11 @@ class InferenceSession:
         # The positional fast path takes plain tensors only.
         self._positional = all(x.type.startswith("tensor(") and _elem_of(x.type) not in SUB_BYTE_BITS
                                for x in self._inputs)
+        # A with-past decoder's own step loop runs on its paged form (_kv_streams.py; kv_streams option).
+        # Explicit shape_buckets choose the engine's own padding instead.
+        self._streams = KVStreams(self, model, self._options) \
+            if self._native.kv_streams() and self._native.shape_buckets() is None \
+            and KVStreams.applies(self._inputs, self._outputs) else None
         self._save_optimized_model()
 
     def _apply_model_config(self, model: Any) -> None:
@@ -302,6 +308,10 @@ class InferenceSession:
             return self._run_with_options(output_names, input_feed, run_options)
         if self._profiler:
             return self._run_profiled(output_names, input_feed, None)
+        if self._streams is not None:
+            r = self._streams.run(output_names, input_feed, False)
+            if r is not None:
+                return r
         # One native call when every input is a C-contiguous array of a numpy type (None: it is not).
         if output_names is not None and type(output_names) is not list and type(output_names) is not tuple:
             return self._run(output_names, input_feed, False)  # other iterables, and the errors, take the long way
@@ -375,6 +385,10 @@ class InferenceSession:
     def _run(self, output_names: Iterable[str] | None, input_feed: dict[str, Any], want_report: bool,
              flag: Any = None) -> Any:
         _check_feed(input_feed, output_names)
+        if self._streams is not None and flag is None and self._profiler is None:
+            r = self._streams.run(output_names, input_feed, want_report)
+            if r is not None:
+                return r
         if self._positional and len(input_feed) == len(self._input_names):
             # Fast path: arrays in input order straight to the engine (no per-call encoding).
             try:
@@ -416,6 +430,13 @@ class InferenceSession:
         """What the graph optimizer did at load: rewrites_per_pass {pass: count}, skipped, ops_before and
         ops_after histograms, log [(pass, "before -> after", node)], iterations, text."""
         return self._native.optimization_report()
+
+    def kv_streams(self) -> dict | None:
+        """KV streams (SessionOptions.kv_streams; python/sdx/_kv_streams.py): None when the session is not a
+        with-past decoder's or the option is off; else {"enabled", "reason" (why not), "paged" (the paged form is
+        loaded), "streams", "calls" (calls it ran), "continued" (calls that continued a stream: nothing copied),
+        "bucket", "padding" (the padding check's outcome)}."""
+        return self._streams.report() if self._streams is not None else None
 
     def shape_buckets(self) -> dict | None:
         """The shape buckets (SessionOptions.shape_buckets, e.g. ["past_sequence_length=128"]): {"buckets": the

@@ -830,6 +830,9 @@ class PySession {
 
   // The shape buckets: {"buckets": what the option declares, "status": "unchecked" | "checked: ..." |
   // "disabled: ..."}, or None without them.
+  // The resolved kv_streams option (environment included), for the Python InferenceSession.
+  bool kv_streams() const { return engine().options().kv_streams; }
+
   nb::object shape_buckets() const {
     const runtime::ShapeBuckets* b = engine().shape_buckets();
     if (!b) return nb::none();
@@ -1032,6 +1035,7 @@ NB_MODULE(_sdx, m) {
       .def("metadata", &PySession::metadata)
       .def("subgraph_reports", &PySession::subgraph_reports)
       .def("shape_buckets", &PySession::shape_buckets)
+      .def("kv_streams", &PySession::kv_streams)
       .def("introspect", &PySession::introspect, nb::arg("feeds"))
       .def("debug", &PySession::debug, nb::arg("feeds"), nb::arg("breakpoints"), nb::arg("callback"))
       .def("check_replay", &PySession::check_replay, nb::arg("feeds"), nb::arg("atol"))

@@ -20,6 +20,9 @@ struct SessionOptions {
   int warmup_runs = 1;
   // Symbolic input dims padded up to buckets: "NAME=STEP" entries (runtime/shape_buckets.h).
   std::vector<std::string> shape_buckets;
+  // Read by the Python InferenceSession only (python/sdx/_kv_streams.py): a with-past decoder's step loop
+  // runs on its paged form with the past kept in the session's buffers. The engine itself ignores it.
+  bool kv_streams = true;
   // Plan cache: at most this many plans (one per caller context, output set and input
   // shapes) hold frozen memory; the least recently used beyond it is evicted.
   int plan_cache_max_count = 32;

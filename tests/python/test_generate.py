@@ -92,8 +92,11 @@ def test_greedy_tokens_equal_onnxruntime_loop(model_path):
 
 def test_hit_rate_counts_replayed_steps(model_path):
     """At exact shapes (kv_bucket=None), a session that has already run every decode shape (same prompt,
-    twice) replays them the second time: the hit rate comes from the run reports, not a constant."""
-    sess = sdx.InferenceSession(model_path)
+    twice) replays them the second time: the hit rate comes from the run reports, not a constant. (kv_streams
+    off: with it, the session would pad and replay the first time too, test_kv_streams.py.)"""
+    so = sdx.SessionOptions()
+    so.kv_streams = False
+    sess = sdx.InferenceSession(model_path, so)
     first = sdx.generate(sess, [3, 4], 6, kv_bucket=None)
     for _ in range(3):
         again = sdx.generate(sess, [3, 4], 6, kv_bucket=None)
@@ -237,8 +240,10 @@ def test_kv_buckets_replay_and_give_the_exact_tokens(model_path):
     """KV buckets (the default): decode steps keep their shapes within a bucket and replay; the tokens are
     those of exact-shape decoding, and of onnxruntime's loop."""
     prompt = [5, 9, 2, 7]
-    exact = sdx.generate(sdx.InferenceSession(model_path), prompt, 70, kv_bucket=None)
-    bucketed = sdx.generate(sdx.InferenceSession(model_path), prompt, 70, kv_bucket=16)
+    so = sdx.SessionOptions()
+    so.kv_streams = False  # the contiguous cache as generate() drives it, not the session's KV streams
+    exact = sdx.generate(sdx.InferenceSession(model_path, so), prompt, 70, kv_bucket=None)
+    bucketed = sdx.generate(sdx.InferenceSession(model_path, so), prompt, 70, kv_bucket=16)
     assert bucketed.tokens == exact.tokens == _ort_greedy(model_path, prompt, 70)
     rep = bucketed.report
     assert rep["kv_bucket"] == 16 and rep["kv_bucket_check"].startswith("passed"), rep["kv_bucket_check"]
