@@ -59,6 +59,8 @@ def main() -> int:
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--mixed", action="store_true", help="per-sequence max_new_tokens in 1..--new-tokens")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--max-len", type=int, default=1024,
+                    help="the model's context length, for the contiguous max-length KV figure (default 1024)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -68,7 +70,7 @@ def main() -> int:
     path = model_path(a)
     so = sdx.SessionOptions()
     so.intra_op_num_threads = a.threads
-    sess = check_request(path, [[1]], 1, sess_options=so)  # the session generate() makes (new-K/V outputs)
+    sess = check_request(path, [[1]], 1, sess_options=so)  # the session generate() makes (the paged form)
     rng = np.random.default_rng(0)
     prompts = [[int(t) for t in rng.integers(0, 1000, size=int(n))] for n in rng.integers(3, 31, size=a.sequences)]
     counts = [int(c) for c in rng.integers(1, a.new_tokens + 1, size=a.sequences)] if a.mixed else None
@@ -111,6 +113,13 @@ def main() -> int:
            "tokens_identical": all(identical), "identical_sequences": sum(identical),
            "hit_rate": rep["hit_rate"], "batch_occupancy": rep["batch_occupancy"],
            "padding_waste": rep["padding_waste"], "decode_steps": rep["decode_steps"]}
+    if rep.get("kv_cache") == "paged":  # the paged cache's memory against contiguous rows of the model's length
+        per_token = rep["kv_bytes_peak"] // max(1, rep["kv_pages_peak"] * rep["kv_page_size"])
+        row.update({"kv_page_size": rep["kv_page_size"], "kv_pages_peak": rep["kv_pages_peak"],
+                    "kv_bytes_peak": rep["kv_bytes_peak"], "kv_slack_tokens_max": rep["kv_slack_tokens_max"],
+                    "kv_bytes_request_rows": rep["kv_bytes_contiguous"],
+                    "kv_bytes_max_length_rows": min(a.max_batch, a.sequences) * a.max_len * per_token,
+                    "prefix_tokens_shared": rep["prefix_tokens_shared"]})
     print(f"{row['model']}: {a.sequences} sequences, {total} new tokens, {a.threads} thread(s), {a.rounds} rounds")
     print(f"  one after the other: {row['sequential_tokens_per_s']:.1f} tokens/s   "
           f"batched (max_batch {a.max_batch}): {row['batched_tokens_per_s']:.1f} tokens/s")
@@ -118,6 +127,12 @@ def main() -> int:
           f"tokens identical: {row['identical_sequences']}/{a.sequences}")
     print(f"  batch: {rep['decode_steps']} steps, hit rate {rep['hit_rate']:.3f}, "
           f"occupancy {rep['batch_occupancy']:.2f}, KV padding waste {rep['padding_waste']:.2f}")
+    if "kv_bytes_peak" in row:
+        print(f"  paged KV: at most {row['kv_pages_peak']} pages of {row['kv_page_size']} tokens held "
+              f"({row['kv_bytes_peak'] / 2**20:.2f} MiB); the most unused slots of any sequence at any step: "
+              f"{row['kv_slack_tokens_max']} (< one page); contiguous rows of the longest request: "
+              f"{row['kv_bytes_request_rows'] / 2**20:.2f} MiB, of the model's {a.max_len} positions: "
+              f"{row['kv_bytes_max_length_rows'] / 2**20:.2f} MiB")
     if a.json:
         write_json(a.json, {"benchmark": "batch_decode", "results": [row], "versions": versions(),
                             "platform": platform_info()})

@@ -15,10 +15,14 @@ past_key_values.*.
    KV length neither engine has seen before, as in a real decode (sdx keeps one plan per exact input-shape
    signature; a length seen in an earlier round would replay). Reported: p50 per-step latency of each
    engine over all rounds and the median of the per-round ratios sdx / onnxruntime (timing.paired_ratios).
-   A third engine, sdx_buckets, runs the same loop with the past in KV buckets (--bucket slots, the
-   default of sdx.generate's kv_bucket; python/sdx/_kv_slots.py), its ratio to onnxruntime reported too. A
-   fourth, sdx_shape_buckets, is the plain hand-written loop on a session with SessionOptions.shape_buckets
-   = ["past_sequence_length=--bucket"]: the engine pads the past and the mask itself (shape_buckets.h).
+   "sdx" is the plain loop on a default session: KV streams (SessionOptions.kv_streams, on by default;
+   python/sdx/_kv_streams.py) run it on the model's paged form with the past kept in the session's buffers
+   (the round's first step copies the onnxruntime prefill's past in; later ones continue the stream).
+   sdx_exact is the same loop with kv_streams off (exact shapes, a new signature every step). sdx_buckets
+   runs the loop with the past in contiguous KV buckets (--bucket slots; python/sdx/_kv_slots.py, the
+   contiguous cache of sdx.generate). sdx_shape_buckets is the plain loop with kv_streams off and
+   SessionOptions.shape_buckets = ["past_sequence_length=--bucket"] (the engine pads the past itself,
+   shape_buckets.h). sdx_paged is sdx.generate's loop on its own pool (PagedLoop below).
 2. Decoding --new-tokens (512) from a --prompt-len (16) token prompt under greedy: the tokens of sdx and
    onnxruntime must be identical; sdx's hit rate (decode steps whose run report says CPU_REPLAY / all
    decode steps), each engine's per-token p50 and tokens/s. sdx.generate runs the same decode too, and its
@@ -151,11 +155,12 @@ def prefill(sess, dec: Decoder, ids: list) -> tuple:
     return int(res[0][0, -1].argmax()), res[1:]
 
 
-def make_sdx(path: str, threads: int, shape_buckets: list | None = None):
+def make_sdx(path: str, threads: int, shape_buckets: list | None = None, kv_streams: bool = True):
     import sdx
 
     opts = sdx.SessionOptions()
     opts.intra_op_num_threads = threads
+    opts.kv_streams = kv_streams
     if shape_buckets:
         opts.shape_buckets = shape_buckets
     return sdx.InferenceSession(path, opts)
@@ -166,8 +171,9 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
     from sdx._decoder_graph import with_new_kv_outputs
 
     engines = {"sdx": make_sdx(path, threads), "onnxruntime": make_ort(open(path, "rb").read(), threads),
-               "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads),
-               "sdx_shape_buckets": make_sdx(path, threads, [f"past_sequence_length={bucket}"])}
+               "sdx_exact": make_sdx(path, threads, kv_streams=False),
+               "sdx_buckets": make_sdx(with_new_kv_outputs(path)[0], threads, kv_streams=False),
+               "sdx_shape_buckets": make_sdx(path, threads, [f"past_sequence_length={bucket}"], kv_streams=False)}
     paged = PagedLoop(path, threads, max(kv_lengths) + rounds * steps + 1, bucket)
     dec = Decoder(engines["onnxruntime"])
     rng = np.random.default_rng(0)
@@ -195,6 +201,7 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         bucket_ratios = paired_ratios(samples["sdx_buckets"], samples["onnxruntime"])
         engine_bucket_ratios = paired_ratios(samples["sdx_shape_buckets"], samples["onnxruntime"])
         paged_ratios = paired_ratios(samples["sdx_paged"], samples["onnxruntime"])
+        exact_ratios = paired_ratios(samples["sdx_exact"], samples["onnxruntime"])
         row = {"threads": threads, "kv": kv, "kv_range": [kv, kv + rounds * steps - 1]}
         for name, s in samples.items():
             row[f"{name}_p50_us"] = float(np.percentile(np.concatenate(s), 50)) / 1e3
@@ -205,6 +212,8 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
         row["buckets_ratio_range"] = [float(min(bucket_ratios)), float(max(bucket_ratios))]
         row["shape_buckets_ratio_median"] = float(np.median(engine_bucket_ratios))
         row["shape_buckets_ratio_range"] = [float(min(engine_bucket_ratios)), float(max(engine_bucket_ratios))]
+        row["exact_ratio_median"] = float(np.median(exact_ratios))
+        row["exact_ratio_range"] = [float(min(exact_ratios)), float(max(exact_ratios))]
         row["paged_ratio_median"] = float(np.median(paged_ratios))
         row["paged_ratio_range"] = [float(min(paged_ratios)), float(max(paged_ratios))]
         rows.append(row)
@@ -217,7 +226,8 @@ def kv_latency(path: str, threads: int, kv_lengths: list, rounds: int, steps: in
               f"{row['shape_buckets_ratio_median']:.2f}x (rounds {row['shape_buckets_ratio_range'][0]:.2f}.."
               f"{row['shape_buckets_ratio_range'][1]:.2f}); sdx.generate's paged loop {row['sdx_paged_p50_us']:.0f} us, "
               f"{row['paged_ratio_median']:.2f}x (rounds {row['paged_ratio_range'][0]:.2f}.."
-              f"{row['paged_ratio_range'][1]:.2f})", flush=True)
+              f"{row['paged_ratio_range'][1]:.2f}); the hand loop with kv_streams off (exact shapes) "
+              f"{row['sdx_exact_p50_us']:.0f} us, {row['exact_ratio_median']:.2f}x", flush=True)
     return rows
 
 
@@ -228,7 +238,7 @@ def long_decode(path: str, threads: int, prompt_len: int, new_tokens: int, vocab
     out = {"threads": threads, "prompt_len": prompt_len, "new_tokens": new_tokens}
     tokens = {}
     for name, sess in (("onnxruntime", make_ort(open(path, "rb").read(), threads)), ("sdx", make_sdx(path, threads)),
-                       ("sdx_shape_buckets", make_sdx(path, threads, ["past_sequence_length=128"]))):
+                       ("sdx_shape_buckets", make_sdx(path, threads, ["past_sequence_length=128"], kv_streams=False))):
         dec = Decoder(sess)
         time.sleep(SETTLE_S)
         tok, past = prefill(sess, dec, prompt)
