@@ -44,11 +44,16 @@ _PAST = "past_key_values."
 
 class _Stream:
     def __init__(self, buffers: list, batch: int, capacity: int) -> None:
-        self.buffers = buffers  # per past input: [H, batch * capacity, D]
-        self.batch, self.capacity = batch, capacity
         self.length = 0
         self.returned: dict = {}  # past input name -> weakref to the present view returned for it
+        self.set_buffers(buffers, batch, capacity)
+
+    def set_buffers(self, buffers: list, batch: int, capacity: int) -> None:
+        self.buffers = buffers  # per past input: [H, batch * capacity, D]
+        self.batch, self.capacity = batch, capacity
         self.rows = np.arange(batch, dtype=np.int64)[:, None] * capacity
+        # Each buffer seen as [B, H, capacity, D]: a present view is [:, :, :length], a write [:, :, p:p + s].
+        self.bhtd = [b.reshape(b.shape[0], batch, capacity, b.shape[2]).transpose(1, 0, 2, 3) for b in buffers]
 
     def alive(self) -> bool:
         return any(r() is not None for r in self.returned.values())
@@ -191,23 +196,17 @@ class KVStreams:
         capacity = max(2 * BUCKET, -(-(past + new + 1) // BUCKET) * BUCKET)
         stream = _Stream(self._buffers(batch, capacity), batch, capacity)
         if past:
-            for buf, name in zip(stream.buffers, self.past_names):
-                self._rows(stream, buf)[:, :, :past] = feeds[name].transpose(1, 0, 2, 3)
+            for v, name in zip(stream.bhtd, self.past_names):
+                v[:, :, :past] = feeds[name]
         stream.length = past
         return stream
 
-    def _rows(self, stream: _Stream, buf: np.ndarray) -> np.ndarray:
-        """buf [H, B * cap, D] as [H, B, cap, D]."""
-        return buf.reshape(buf.shape[0], stream.batch, stream.capacity, buf.shape[2])
-
     def _grow(self, stream: _Stream, needed: int) -> None:
         capacity = max(2 * stream.capacity, -(-(needed + 1) // BUCKET) * BUCKET)
-        grown = self._buffers(stream.batch, capacity)
-        for i, buf in enumerate(stream.buffers):
-            new = grown[i].reshape(buf.shape[0], stream.batch, capacity, buf.shape[2])
-            new[:, :, :stream.length] = self._rows(stream, buf)[:, :, :stream.length]
-        stream.buffers, stream.capacity = grown, capacity
-        stream.rows = np.arange(stream.batch, dtype=np.int64)[:, None] * capacity
+        old, n = stream.bhtd, stream.length
+        stream.set_buffers(self._buffers(stream.batch, capacity), stream.batch, capacity)
+        for new, v in zip(stream.bhtd, old):
+            new[:, :, :n] = v[:, :, :n]
 
     def _feeds(self, stream: _Stream, feeds: dict, width: int) -> dict:
         b, p = stream.batch, stream.length
@@ -245,13 +244,10 @@ class KVStreams:
                                   "padded keys by attention_mask?); exact shapes used")
             if not ok:
                 outs = exact
-        new_kv = outs[len(others):]
-        for buf, x in zip(stream.buffers, new_kv):
-            self._rows(stream, buf)[:, :, p:p + s] = x.transpose(1, 0, 2, 3)
+        for v, x in zip(stream.bhtd, outs[len(others):]):
+            v[:, :, p:p + s] = x
         stream.length = p + s
-        views = {}
-        for name, buf in zip(self.past_names, stream.buffers):
-            views[self.present_of[name]] = self._rows(stream, buf)[:, :, :p + s].transpose(1, 0, 2, 3)
+        views = {self.present_of[name]: v[:, :, :p + s] for name, v in zip(self.past_names, stream.bhtd)}
         with self.lock:
             stream.returned = {name: weakref.ref(views[self.present_of[name]]) for name in self.past_names}
             self.streams.pop(next((k for k, v in self.streams.items() if v is stream), None), None)
