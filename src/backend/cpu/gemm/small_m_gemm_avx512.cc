@@ -74,12 +74,16 @@ SDX_AVX512_FN void tile(int64_t K, const float* x, int64_t ldx, const void* w, i
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   constexpr int64_t kElemBytes = kT == WeightType::kFloat32 ? 4 : kT == WeightType::kFloat16 ? 2 : 1;
-  constexpr int64_t kLines = (16 * V * kElemBytes + 63) / 64;  // cache lines of one row of the tile
+  // Cache lines prefetched per row: the tile's, and at least the whole 64-column block it lies in. A tile of
+  // 32 columns (5..8 rows) is the first of two passes over its block; fetching the block's whole rows in the
+  // first lets the second read them from L2 instead of streaming W from memory a second time.
+  constexpr int64_t kLines = ((16 * V > 64 ? 16 * V : 64) * kElemBytes + 63) / 64;
+  const int64_t block_col = 16 * V >= 64 ? n : n - n % 64;
   const char* wbytes = static_cast<const char*>(w);
   for (int64_t k = 0; k < K; ++k) {
     const int64_t off = k * ldw + n;
     if (kPrefetchRows > 0 && k + kPrefetchRows < K) {
-      const char* ahead = wbytes + (off + kPrefetchRows * ldw) * kElemBytes;
+      const char* ahead = wbytes + ((k + kPrefetchRows) * ldw + block_col) * kElemBytes;
 #pragma GCC unroll 8
       for (int64_t l = 0; l < kLines; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
     }
