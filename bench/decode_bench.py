@@ -130,7 +130,10 @@ class PagedLoop:
         self.sess = sdx.InferenceSession(graph.model, opts)
         layout = DecoderLayout(OriginalIO(self.sess), path)
         layout.paged = graph
-        self.gen = PagedGeneration(self.sess, graph, layout, 1, bucket, -(-max_tokens // 16) + 1, 16)
+        from sdx._kv_pool import KVPool
+
+        pool = KVPool(len(graph.cache_names), graph.heads, graph.head_dim, -(-max_tokens // 16) + 1, 16)
+        self.gen = PagedGeneration(self.sess, graph, layout, 1, bucket, pool)
 
     def decode(self, token: int, past: list, steps: int) -> tuple:
         pool = self.gen.pool

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,17 @@ class KVPool:
         self._free = list(range(pages))
         self._refs = [0] * pages
         self.peak_pages = 0
+
+    def reset(self) -> None:
+        """Every page free again (the arrays are kept: their address and shape do not change)."""
+        self._free = list(range(self.pages))
+        self._refs = [0] * self.pages
+        self.peak_pages = 0
+
+    def fits(self, arrays: int, heads: int, head_dim: int, page_size: int, dtype: Any) -> bool:
+        a = self.arrays[0]
+        return len(self.arrays) == arrays and a.shape[0] == heads and a.shape[2] == head_dim and \
+            self.page_size == page_size and a.dtype == np.dtype(dtype)
 
     # --- pages -----------------------------------------------------------------------------------------
     @property

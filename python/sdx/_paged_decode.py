@@ -1,7 +1,7 @@
 """sdx.generate's decode loop on a paged KV cache (issue 21): the decoder in its paged form (_paged_graph.py),
 one KV pool (_kv_pool.py) for every sequence, continuous batching, prefix pages shared between prompts.
 
-    dec = PagedGeneration(sess, graph, layout, max_batch=8, kv_bucket=128, kv_pages=None, page_size=16)
+    dec = PagedGeneration(sess, graph, layout, max_batch=8, kv_bucket=128, pool=KVPool(...))
     for seq, token in dec.run(prompts, samplers, eos_token_id, counts):
         ...
     dec.report, dec.outcomes     # the batch's report; per sequence: None or why it was refused
@@ -19,7 +19,10 @@ Prefill. A joining prompt runs alone at its exact length with the pages of any e
 prefix (whole pages, shared and reference-counted; the pool copies a shared page before writing into it) as
 its past, so only the rest of the prompt is computed; its first token comes from that call.
 
-KV pool. kv_pages pages of page_size tokens (default: room for max_batch sequences of the longest request).
+KV pool. kv_pages pages of page_size tokens (default: room for max_batch sequences of the longest request,
+rounded up to a power of two); generate() keeps the pool on the session and reuses it for the next request
+that fits, so the pool's arrays keep their address (the engine reads them in place) and their shape (the
+plans replay).
 A prompt waits for pages while others decode; a sequence that needs a page when none is free, or a prompt
 longer than the whole pool, is refused (KVPoolExhausted, its outcome says so) and the others continue.
 """
@@ -37,11 +40,11 @@ from ._paged_graph import SLOT_MAP
 
 class PagedGeneration:
     def __init__(self, sess: Any, graph: Any, layout: Any, max_batch: int, kv_bucket: int | None,
-                 kv_pages: int, page_size: int) -> None:
+                 pool: KVPool) -> None:
         self.sess, self.graph, self.layout = sess, graph, layout
         self.max_batch, self.bucket = max_batch, kv_bucket
         self.buckets = batch_buckets(max_batch)
-        self.pool = KVPool(len(graph.cache_names), graph.heads, graph.head_dim, kv_pages, page_size, layout.kv_dtype)
+        self.pool = pool
         self.names = ["logits"] + graph.new_kv_names
         self.cache_feeds = dict(zip(graph.cache_names, self.pool.arrays))
         self.report: dict = {}

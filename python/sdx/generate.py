@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -52,7 +53,7 @@ import numpy as np
 
 from ._decoder_graph import NEW_KV_PREFIX, with_new_kv_outputs
 from ._batch_decode import BatchDecoder
-from ._kv_pool import KVPoolExhausted
+from ._kv_pool import KVPool, KVPoolExhausted
 from ._kv_slots import KVSlots
 from ._paged_decode import PagedGeneration
 from ._paged_graph import OriginalIO, paged_decoder, paged_info
@@ -445,10 +446,32 @@ def _paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, max_ba
            kv_pages: int | None, page_size: int) -> PagedGeneration:
     """The paged decode loop for these prompts; kv_pages by default: room for max_batch sequences of the
     longest request."""
+    g = layout.paged
+    exact = kv_pages is not None
     if kv_pages is None:
         longest = max(len(p) + c for p, c in zip(prompts, counts))
-        kv_pages = min(max_batch, len(prompts)) * -(-(longest + 1) // page_size)
-    return PagedGeneration(sess, layout.paged, layout, max_batch, bucket, kv_pages, page_size)
+        need = min(max_batch, len(prompts)) * -(-(longest + 1) // page_size)
+        kv_pages = 1 << (need - 1).bit_length()  # a power of two: few pool shapes, so plans replay across requests
+    # The session keeps its last pool: the next request that fits reuses it (same address and shape: the engine
+    # reads it in place and the plans replay). One request at a time uses it; a concurrent one gets its own.
+    cached = getattr(sess, "_sdx_kv_pool", None)
+    lock = getattr(sess, "_sdx_kv_pool_lock", None)
+    if cached is not None and lock is not None and cached.fits(len(g.cache_names), g.heads, g.head_dim, page_size,
+                                                               layout.kv_dtype) and \
+            (cached.pages == kv_pages if exact else cached.pages >= kv_pages) and lock.acquire(blocking=False):
+        cached.reset()
+        pool = cached
+    else:
+        pool = KVPool(len(g.cache_names), g.heads, g.head_dim, kv_pages, page_size, layout.kv_dtype)
+        lock = threading.Lock()
+        lock.acquire()
+        try:
+            sess._sdx_kv_pool, sess._sdx_kv_pool_lock = pool, lock
+        except AttributeError:  # a session that takes no attributes: no reuse
+            pass
+    gen = PagedGeneration(sess, g, layout, max_batch, bucket, pool)
+    gen.release = lock.release
+    return gen
 
 
 def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sampler: Sampler,
@@ -458,12 +481,19 @@ def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sa
     gen = _paged(sess, layout, [prompt], [count], 1, bucket, kv_pages, page_size)
     check = None
     if bucket is not None:
-        ok, check = gen.check_padding(prompt)
+        try:
+            ok, check = gen.check_padding(prompt)
+        except BaseException:
+            gen.release()
+            raise
         gen.bucket = bucket if ok else None
     tokens = []
-    for _, token in gen.run([prompt], [sampler], eos_token_id, [count]):
-        tokens.append(token)
-        yield token
+    try:
+        for _, token in gen.run([prompt], [sampler], eos_token_id, [count]):
+            tokens.append(token)
+            yield token
+    finally:
+        gen.release()
     if gen.outcomes[0] is not None:
         raise KVPoolExhausted(gen.outcomes[0][len("refused: "):])
     report.update(gen.sequence_report(0, prompt, tokens, eos_token_id))
@@ -475,6 +505,14 @@ def _generate_paged(sess: Any, layout: DecoderLayout, prompts: list, counts: lis
                     kv_pages: int | None, page_size: int, many: bool) -> Any:
     """generate() on the paged cache (_paged_decode.py): continuous batching for several prompts."""
     gen = _paged(sess, layout, prompts, counts, max_batch, bucket, kv_pages, page_size)
+    try:
+        return _run_paged(gen, prompts, counts, make_sampler, eos_token_id, stream, max_batch, bucket, many)
+    finally:
+        gen.release()
+
+
+def _run_paged(gen: PagedGeneration, prompts: list, counts: list, make_sampler: Callable, eos_token_id: int | None,
+               stream: Callable | None, max_batch: int, bucket: int | None, many: bool) -> Any:
     check = None
     if bucket is not None:
         ok, check = gen.check_padding(prompts[0])

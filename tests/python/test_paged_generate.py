@@ -117,3 +117,16 @@ def test_a_paged_session_needs_the_paged_loop(model_path):
         sdx.generate(sess, [3, 1], 5, kv_cache="contiguous")
     with pytest.raises(sdx.InvalidArgument, match="kv_cache='paged' needs"):
         sdx.generate(sdx.InferenceSession(model_path), [3, 1], 5, kv_cache="paged")
+
+
+def test_the_session_keeps_its_pool_for_the_next_request_that_fits(model_path):
+    sess = sdx.InferenceSession(paged_decoder(model_path).model)
+    first = sdx.generate(sess, [[1, 2, 3], [4, 5]], 20)
+    pool = sess._sdx_kv_pool
+    assert pool.pages & (pool.pages - 1) == 0  # a power of two: few pool shapes across requests
+    again = sdx.generate(sess, [9, 9, 9], 10)  # needs fewer pages: the same pool, reset
+    assert sess._sdx_kv_pool is pool and pool.pages_in_use == 0
+    assert again.tokens == _exact(model_path, [9, 9, 9], 10) and first[1].tokens == _exact(model_path, [4, 5], 20)
+    assert again.report["hit_rate"] >= 0.8, again.report  # its plans (pool shape and address) were made already
+    sdx.generate(sess, [[1] * 200, [2] * 150], 40)  # larger: a new pool, kept from then on
+    assert sess._sdx_kv_pool is not pool and sess._sdx_kv_pool.pages > pool.pages
