@@ -474,6 +474,21 @@ def _paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, max_ba
     return gen
 
 
+def _padding_checked(gen: PagedGeneration, prompt: list) -> tuple[bool, str]:
+    """PagedGeneration.check_padding, once per session and bucket: whether the model masks padded keys is a
+    property of the model, so later requests on the session reuse the first one's outcome."""
+    key = ("_sdx_padding_check", gen.bucket)
+    cached = getattr(gen.sess, "_sdx_padding_checks", {}).get(key)
+    if cached is not None:
+        return cached[0], cached[1] + " (on an earlier request of this session)"
+    ok, check = gen.check_padding(prompt)
+    try:
+        gen.sess._sdx_padding_checks = {**getattr(gen.sess, "_sdx_padding_checks", {}), key: (ok, check)}
+    except AttributeError:
+        pass
+    return ok, check
+
+
 def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sampler: Sampler,
                   eos_token_id: int | None, report: dict, bucket: int | None, kv_pages: int | None,
                   page_size: int) -> Iterator[int]:
@@ -482,7 +497,7 @@ def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sa
     check = None
     if bucket is not None:
         try:
-            ok, check = gen.check_padding(prompt)
+            ok, check = _padding_checked(gen, prompt)
         except BaseException:
             gen.release()
             raise
@@ -515,7 +530,7 @@ def _run_paged(gen: PagedGeneration, prompts: list, counts: list, make_sampler: 
                stream: Callable | None, max_batch: int, bucket: int | None, many: bool) -> Any:
     check = None
     if bucket is not None:
-        ok, check = gen.check_padding(prompts[0])
+        ok, check = _padding_checked(gen, prompts[0])
         gen.bucket = bucket if ok else None
     batching = "off: one prompt" if len(prompts) < 2 else "off: max_batch is 1" if max_batch < 2 else \
         "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else \
