@@ -40,7 +40,7 @@
 namespace sdx::cpu {
 namespace {
 
-enum class MaskKind { kNone, kBool, kAdditive };
+using attention::MaskKind;
 
 // Sizes and element strides of one call. Strides of broadcast dims are 0.
 struct AttnShape {
@@ -253,31 +253,13 @@ class FusedAttentionKernel final : public backend::Kernel {
     s.v_sh = v.shape()[1] == 1 ? 0 : s.s_kv * s.dv;
     s.v_sb = v.shape()[0] == 1 ? 0 : v.shape()[1] * s.s_kv * s.dv;
     if (mask) {
-      if (mask->dtype() == DType::kBool)
-        s.mask = MaskKind::kBool;
-      else if (mask->dtype() == q.dtype())
-        s.mask = MaskKind::kAdditive;
-      else
-        return invalid_argument("sdx.Attention: the mask must be bool or Q's element type");
-      const int r = mask->rank();
       const int64_t full[4] = {s.batch, s.heads, s.s_q, s.s_kv};
-      int64_t stride[4] = {0, 0, 0, 0};
-      if (r > 4) return invalid_argument("sdx.Attention: the mask has rank > 4: " + mask->shape().to_string());
-      int64_t step = 1;
-      for (int a = 3; a >= 0; --a) {
-        const int md = a - (4 - r);
-        if (md < 0) continue;
-        const int64_t dim = mask->shape()[md];
-        if (!fits(dim, full[a]))
-          return invalid_argument("sdx.Attention: mask " + mask->shape().to_string() +
-                                  " does not broadcast to the scores' shape");
-        stride[a] = dim == 1 ? 0 : step;
-        step *= dim;
-      }
-      s.m_sb = stride[0];
-      s.m_sh = stride[1];
-      s.m_sq = stride[2];
-      s.m_sk = stride[3];
+      SDX_ASSIGN_OR_RETURN(attention::MaskLayout m, attention::mask_layout(*mask, q.dtype(), full, "sdx.Attention"), "");
+      s.mask = m.kind;
+      s.m_sb = m.sb;
+      s.m_sh = m.sh;
+      s.m_sq = m.sq;
+      s.m_sk = m.sk;
     }
     return s;
   }

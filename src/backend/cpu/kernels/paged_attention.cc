@@ -27,7 +27,7 @@
 namespace sdx::cpu {
 namespace {
 
-enum class MaskKind { kNone, kBool, kAdditive };
+using attention::MaskKind;
 
 struct PagedShape {
   int64_t batch = 0, heads = 0, kv_heads = 0, s = 0, d = 0, dv = 0, past = 0, slots = 0;
@@ -244,29 +244,14 @@ class PagedAttentionKernel final : public backend::Kernel {
                     map.shape()[0] == s.batch;
     if (!ok) return invalid_argument("sdx.PagedAttention: shapes do not match: " + shapes());
     if (mask) {
-      if (mask->dtype() == DType::kBool) s.mask = MaskKind::kBool;
-      else if (mask->dtype() == DType::kFloat32) s.mask = MaskKind::kAdditive;
-      else return invalid_argument("sdx.PagedAttention: the mask must be bool or float32");
-      const int r = mask->rank();
       const int64_t full[4] = {s.batch, s.heads, s.s, s.past + s.s};
-      int64_t stride[4] = {0, 0, 0, 0}, step = 1;
-      if (r > 4) return invalid_argument("sdx.PagedAttention: the mask has rank > 4: " + mask->shape().to_string());
-      for (int a = 3; a >= 0; --a) {
-        const int md = a - (4 - r);
-        if (md < 0) continue;
-        const int64_t dim = mask->shape()[md];
-        if (dim != full[a] && dim != 1)
-          return invalid_argument("sdx.PagedAttention: mask " + mask->shape().to_string() +
-                                  " does not broadcast to [batch, heads, S, past + S] = [" + std::to_string(full[0]) +
-                                  ", " + std::to_string(full[1]) + ", " + std::to_string(full[2]) + ", " +
-                                  std::to_string(full[3]) + "]");
-        stride[a] = dim == 1 ? 0 : step;
-        step *= dim;
-      }
-      s.m_sb = stride[0];
-      s.m_sh = stride[1];
-      s.m_sq = stride[2];
-      s.m_sk = stride[3];
+      SDX_ASSIGN_OR_RETURN(attention::MaskLayout m,
+                           attention::mask_layout(*mask, DType::kFloat32, full, "sdx.PagedAttention"), "");
+      s.mask = m.kind;
+      s.m_sb = m.sb;
+      s.m_sh = m.sh;
+      s.m_sq = m.sq;
+      s.m_sk = m.sk;
     }
     return s;
   }

@@ -17,14 +17,54 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "backend/cpu/gemm/dot_rows.h"
 #include "backend/cpu/gemm/gemm.h"
 #include "backend/cpu/kernels/util/reduce_util.h"
 #include "backend/cpu/simd/vector_ops.h"
+#include "core/status.h"
+#include "core/tensor.h"
 
 namespace sdx::cpu::attention {
+
+enum class MaskKind { kNone, kBool, kAdditive };
+
+// A mask's element strides once broadcast to the scores' [B, H, S_q, S_kv] (0 on broadcast dims).
+struct MaskLayout {
+  MaskKind kind = MaskKind::kNone;
+  int64_t sb = 0, sh = 0, sq = 0, sk = 0;
+};
+
+// The layout of `mask` (bool, or `additive` elements) against scores of shape `full`; an error naming `op`
+// when it has another type, more than 4 dims, or a dim that is neither 1 nor the scores'.
+inline Result<MaskLayout> mask_layout(const Tensor& mask, DType additive, const int64_t full[4], const char* op) {
+  MaskLayout m;
+  if (mask.dtype() == DType::kBool) m.kind = MaskKind::kBool;
+  else if (mask.dtype() == additive) m.kind = MaskKind::kAdditive;
+  else return invalid_argument(std::string(op) + ": the mask must be bool or " + dtype_name(additive));
+  const int r = mask.rank();
+  if (r > 4) return invalid_argument(std::string(op) + ": the mask has rank > 4: " + mask.shape().to_string());
+  int64_t stride[4] = {0, 0, 0, 0}, step = 1;
+  for (int a = 3; a >= 0; --a) {
+    const int md = a - (4 - r);
+    if (md < 0) continue;
+    const int64_t dim = mask.shape()[md];
+    if (dim != full[a] && dim != 1)
+      return invalid_argument(std::string(op) + ": mask " + mask.shape().to_string() +
+                              " does not broadcast to the scores' shape [" + std::to_string(full[0]) + ", " +
+                              std::to_string(full[1]) + ", " + std::to_string(full[2]) + ", " +
+                              std::to_string(full[3]) + "]");
+    stride[a] = dim == 1 ? 0 : step;
+    step *= dim;
+  }
+  m.sb = stride[0];
+  m.sh = stride[1];
+  m.sq = stride[2];
+  m.sk = stride[3];
+  return m;
+}
 
 template <typename T>
 T exp_t(T v) {
