@@ -46,8 +46,7 @@ using attention::MaskKind;
 struct AttnShape {
   int64_t batch = 0, heads = 0, s_q = 0, s_kv = 0, d = 0, dv = 0;
   int64_t k_sb = 0, k_sh = 0, v_sb = 0, v_sh = 0;  // K and V [B|1, H|1, S_kv, *]
-  MaskKind mask = MaskKind::kNone;
-  int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;  // the mask broadcast to [B, H, S_q, S_kv]
+  attention::MaskLayout mask;  // the mask broadcast to the scores
 };
 
 int64_t block_q(const AttnShape& s) { return std::min(s.s_q, kAttentionBlockQ); }
@@ -86,14 +85,14 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
   const int64_t bq = block_q(s), bkv = block_kv(s);
   T* const mx = scratch.row_max.data();
   double* const sum = scratch.row_sum.data();
-  const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(mask) : nullptr;
-  const T* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const T*>(mask) : nullptr;
+  const bool* mask_b = s.mask.kind == MaskKind::kBool ? static_cast<const bool*>(mask) : nullptr;
+  const T* mask_a = s.mask.kind == MaskKind::kAdditive ? static_cast<const T*>(mask) : nullptr;
 
   const T* qh = q + (b * s.heads + h) * s.s_q * s.d;
   const T* kh = k + b * s.k_sb + h * s.k_sh;
   const T* vh = v + b * s.v_sb + h * s.v_sh;
   T* yh = y + (b * s.heads + h) * s.s_q * s.dv;
-  const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
+  const int64_t mask_bh = b * s.mask.sb + h * s.mask.sh;
   const int64_t mq = std::min(bq, s.s_q - i0);
   T* yrows = yh + i0 * s.dv;
   attention::begin_rows(yrows, mq, s.dv, mx, sum);
@@ -106,19 +105,19 @@ void compute_block(const AttnShape& s, const Params& p, const T* q, const T* k, 
       // Keys [0, visible) of this block are inside the causal limit.
       const int64_t visible = p.causal ? std::clamp<int64_t>(i + offset + 1 - j0, 0, nk) : nk;
       if (mask_b) {
-        const bool* m = mask_b + mask_bh + i * s.m_sq + j0 * s.m_sk;
+        const bool* m = mask_b + mask_bh + i * s.mask.sq + j0 * s.mask.sk;
         for (int64_t j = 0; j < visible; ++j)
-          if (!m[j * s.m_sk]) row[j] = mask_value;
+          if (!m[j * s.mask.sk]) row[j] = mask_value;
       } else if (mask_a) {
-        const T* m = mask_a + mask_bh + i * s.m_sq + j0 * s.m_sk;
+        const T* m = mask_a + mask_bh + i * s.mask.sq + j0 * s.mask.sk;
         if constexpr (std::is_same_v<T, float>) {
           // Vectorized where the mask row is contiguous or one value (BERT's [B, 1, 1, S_kv] padding mask).
-          if (s.m_sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, m, row, visible);
-          else if (s.m_sk == 0) simd::binary_vs(simd::BinaryOp::kAdd, row, m[0], row, visible);
+          if (s.mask.sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, m, row, visible);
+          else if (s.mask.sk == 0) simd::binary_vs(simd::BinaryOp::kAdd, row, m[0], row, visible);
           else
-            for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+            for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.mask.sk];
         } else {
-          for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.m_sk];
+          for (int64_t j = 0; j < visible; ++j) row[j] += m[j * s.mask.sk];
         }
       }
       return visible;
@@ -254,12 +253,7 @@ class FusedAttentionKernel final : public backend::Kernel {
     s.v_sb = v.shape()[0] == 1 ? 0 : v.shape()[1] * s.s_kv * s.dv;
     if (mask) {
       const int64_t full[4] = {s.batch, s.heads, s.s_q, s.s_kv};
-      SDX_ASSIGN_OR_RETURN(attention::MaskLayout m, attention::mask_layout(*mask, q.dtype(), full, "sdx.Attention"), "");
-      s.mask = m.kind;
-      s.m_sb = m.sb;
-      s.m_sh = m.sh;
-      s.m_sq = m.sq;
-      s.m_sk = m.sk;
+      SDX_ASSIGN_OR_RETURN(s.mask, attention::mask_layout(*mask, q.dtype(), full, "sdx.Attention"), "");
     }
     return s;
   }

@@ -31,8 +31,7 @@ using attention::MaskKind;
 
 struct PagedShape {
   int64_t batch = 0, heads = 0, kv_heads = 0, s = 0, d = 0, dv = 0, past = 0, slots = 0;
-  MaskKind mask = MaskKind::kNone;
-  int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;  // the mask broadcast to [B, H, S, past + S]
+  attention::MaskLayout mask;  // the mask broadcast to the scores
 };
 
 struct Params {
@@ -74,19 +73,19 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
   float* y = x.y + ((b * s.heads + h) * s.s + i0) * s.dv;
   float* const mx = scratch.row_max.data();
   double* const sum = scratch.row_sum.data();
-  const bool* mask_b = s.mask == MaskKind::kBool ? static_cast<const bool*>(x.mask) : nullptr;
-  const float* mask_a = s.mask == MaskKind::kAdditive ? static_cast<const float*>(x.mask) : nullptr;
-  const int64_t mask_bh = b * s.m_sb + h * s.m_sh;
+  const bool* mask_b = s.mask.kind == MaskKind::kBool ? static_cast<const bool*>(x.mask) : nullptr;
+  const float* mask_a = s.mask.kind == MaskKind::kAdditive ? static_cast<const float*>(x.mask) : nullptr;
+  const int64_t mask_bh = b * s.mask.sb + h * s.mask.sh;
   // Applies the mask at logical key positions [j0, j0 + visible) to row r's scores.
   auto apply_mask = [&](int64_t r, float* row, int64_t j0, int64_t visible) {
-    const int64_t at = mask_bh + (i0 + r) * s.m_sq + j0 * s.m_sk;
+    const int64_t at = mask_bh + (i0 + r) * s.mask.sq + j0 * s.mask.sk;
     if (mask_b) {
       for (int64_t j = 0; j < visible; ++j)
-        if (!mask_b[at + j * s.m_sk]) row[j] = p.mask_value;
+        if (!mask_b[at + j * s.mask.sk]) row[j] = p.mask_value;
     } else if (mask_a) {
-      if (s.m_sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, mask_a + at, row, visible);
+      if (s.mask.sk == 1) simd::binary_vv(simd::BinaryOp::kAdd, row, mask_a + at, row, visible);
       else
-        for (int64_t j = 0; j < visible; ++j) row[j] += mask_a[at + j * s.m_sk];
+        for (int64_t j = 0; j < visible; ++j) row[j] += mask_a[at + j * s.mask.sk];
     }
   };
   attention::begin_rows(y, mq, s.dv, mx, sum);
@@ -245,13 +244,7 @@ class PagedAttentionKernel final : public backend::Kernel {
     if (!ok) return invalid_argument("sdx.PagedAttention: shapes do not match: " + shapes());
     if (mask) {
       const int64_t full[4] = {s.batch, s.heads, s.s, s.past + s.s};
-      SDX_ASSIGN_OR_RETURN(attention::MaskLayout m,
-                           attention::mask_layout(*mask, DType::kFloat32, full, "sdx.PagedAttention"), "");
-      s.mask = m.kind;
-      s.m_sb = m.sb;
-      s.m_sh = m.sh;
-      s.m_sq = m.sq;
-      s.m_sk = m.sk;
+      SDX_ASSIGN_OR_RETURN(s.mask, attention::mask_layout(*mask, DType::kFloat32, full, "sdx.PagedAttention"), "");
     }
     return s;
   }
