@@ -46,6 +46,7 @@ class _Stream:
     def __init__(self, buffers: list, batch: int, capacity: int) -> None:
         self.length = 0
         self.returned: dict = {}  # past input name -> weakref to the present view returned for it
+        self.key: int | None = None  # its key in KVStreams.streams: id() of the last past_key_values.0 view
         self.set_buffers(buffers, batch, capacity)
 
     def set_buffers(self, buffers: list, batch: int, capacity: int) -> None:
@@ -132,15 +133,15 @@ class KVStreams:
             return None
         with self.lock:
             stream = self._continued(feeds)
+            self.continued += stream is not None
         if stream is None:
             shape = self._check(feeds)
             if shape is None or not self._ensure_paged():
                 return None
             with self.lock:
                 stream = self._start(feeds, *shape)
-        else:
-            self.continued += 1
-        self.calls += 1
+        with self.lock:
+            self.calls += 1
         return self._step(stream, output_names, feeds, want_report)
 
     def _continued(self, feeds: dict) -> _Stream | None:
@@ -250,8 +251,9 @@ class KVStreams:
         views = {self.present_of[name]: v[:, :, :p + s] for name, v in zip(self.past_names, stream.bhtd)}
         with self.lock:
             stream.returned = {name: weakref.ref(views[self.present_of[name]]) for name in self.past_names}
-            self.streams.pop(next((k for k, v in self.streams.items() if v is stream), None), None)
-            self.streams[id(views[self.present_of[self.past_names[0]]])] = stream
+            self.streams.pop(stream.key, None)
+            stream.key = id(views[self.present_of[self.past_names[0]]])
+            self.streams[stream.key] = stream
         by_name = dict(zip(others, outs[:len(others)]))
         by_name.update(views)
         result = [by_name[n] for n in wanted]
