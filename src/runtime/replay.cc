@@ -652,6 +652,9 @@ Status ReplayHandle::replay(const TensorArg* args, bool* diverged) {
 
 Status ReplayHandle::replay_observed(const TensorArg* args, const OpObserver& observer, bool* diverged) {
   *diverged = false;
+  if (!inputs_in_place(args))
+    return failed_precondition("the observed replay needs the inputs the plan reads in place at the addresses it "
+                               "was captured with");
   copy_inputs(args);
   for (const Op& op : ops_) {
     SDX_RETURN_IF_ERROR(run_op(op, diverged), "");
