@@ -17,7 +17,8 @@ dropped. Nothing is copied per step but the new K/V: no row moves when a sequenc
 
 Prefill. A joining prompt runs alone at its exact length with the pages of any earlier prompt's common
 prefix (whole pages, shared and reference-counted; the pool copies a shared page before writing into it) as
-its past, so only the rest of the prompt is computed; its first token comes from that call.
+its past, so only the rest of the prompt is computed; its first token comes from that call, whose LM head
+runs on the last position only (_paged_graph.LAST_LOGITS, checked once per session against the full logits).
 
 KV pool. kv_pages pages of page_size tokens (default: room for max_batch sequences of the longest request,
 rounded up to a power of two); generate() keeps the pool on the session and reuses it for the next request
@@ -35,7 +36,7 @@ import numpy as np
 
 from ._batch_decode import batch_buckets
 from ._kv_pool import KVPool, KVPoolExhausted
-from ._paged_graph import SLOT_MAP
+from ._paged_graph import LAST_LOGITS, SLOT_MAP
 
 
 class PagedGeneration:
@@ -45,7 +46,8 @@ class PagedGeneration:
         self.max_batch, self.bucket = max_batch, kv_bucket
         self.buckets = batch_buckets(max_batch)
         self.pool = pool
-        self.names = ["logits"] + graph.new_kv_names
+        # The LM head on the last position only (_paged_graph.LAST_LOGITS), once checked against logits.
+        self.names = [LAST_LOGITS if self._last_logits() else "logits"] + graph.new_kv_names
         self.cache_feeds = dict(zip(graph.cache_names, self.pool.arrays))
         self.report: dict = {}
         self.outcomes: list = []
@@ -53,12 +55,13 @@ class PagedGeneration:
         self.prefix_tokens_shared = 0
 
     # --- one call ----------------------------------------------------------------------------------------
-    def _run(self, feeds: dict) -> tuple[list, bool]:
+    def _run(self, feeds: dict, names: list | None = None) -> tuple[list, bool]:
         feeds.update(self.cache_feeds)
+        names = self.names if names is None else names
         if hasattr(self.sess, "run_with_report"):
-            outs, rep = self.sess.run_with_report(self.names, feeds)
+            outs, rep = self.sess.run_with_report(names, feeds)
             return outs, rep.get("execution_mode") == "CPU_REPLAY"
-        return self.sess.run(self.names, feeds), False
+        return self.sess.run(names, feeds), False
 
     def _shared_prefix(self, prompt: list) -> Any:
         """A fork of the live sequence sharing the most whole pages of prompt's prefix (at most len - 1
@@ -99,10 +102,29 @@ class PagedGeneration:
                  SLOT_MAP: self.pool.slots(seq, 0, start)[None]}
         if layout.has_position_ids:
             feeds["position_ids"] = np.arange(start, len(prompt), dtype=np.int64)[None]
+        if self.graph.last_logits and self._last_logits() is None:
+            self._check_last_logits(feeds)
         outs, replayed = self._run(feeds)
         self.pool.write(seq, start, [x[0] for x in outs[1:]])
         self.prefix_tokens_shared += start
         return outs[0][0, -1], seq, replayed
+
+    def _last_logits(self) -> bool | None:
+        """Whether the loop reads LAST_LOGITS (None: not checked yet on this session)."""
+        if not self.graph.last_logits:
+            return False
+        return getattr(self.sess, "_sdx_last_logits", None)
+
+    def _check_last_logits(self, feeds: dict) -> None:
+        """One call with both outputs: LAST_LOGITS is used from then on when it equals logits' last position."""
+        full, last = self._run(dict(feeds), ["logits", LAST_LOGITS])[0]
+        ok = full.shape[0] == last.shape[0] and last.shape[1] == 1 and \
+            np.allclose(full[:, -1], last[:, 0], rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(full).max(initial=0))))
+        try:
+            self.sess._sdx_last_logits = ok
+        except AttributeError:
+            pass
+        self.names[0] = LAST_LOGITS if ok else "logits"
 
     def width(self, longest: int) -> int:
         return (longest // self.bucket + 1) * self.bucket if self.bucket else longest

@@ -29,6 +29,7 @@ from ._decoder_graph import NEW_KV_PREFIX
 
 CACHE_PREFIX = "sdx_kv_cache."
 SLOT_MAP = "sdx_slot_map"
+LAST_LOGITS = "sdx_logits_last"  # the LM head on each row's last position only: [B, 1, vocab]
 _PAST = re.compile(r"past_key_values\.(\d+)\.(key|value)$")
 
 
@@ -40,6 +41,7 @@ class PagedGraph:
     new_kv_names: list    # per past input: the output holding the step's new K/V [B, H, S, D]
     heads: int
     head_dim: int
+    last_logits: bool = False  # the model has LAST_LOGITS (its logits are MatMul(hidden, W))
 
 
 def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
@@ -136,9 +138,26 @@ def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
         present = name[len(NEW_KV_PREFIX):]
         elem = outputs[present].type.tensor_type.elem_type if present in outputs else TensorProto.FLOAT
         g.output.append(helper.make_tensor_value_info(name, elem, None))
+    last = _add_last_logits(g, helper, TensorProto, fresh)
     if not any(o.domain == "sdx" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("sdx", 1))
-    return PagedGraph(model.SerializeToString(), cache_names, past_names, new_kv, heads, head_dim)
+    return PagedGraph(model.SerializeToString(), cache_names, past_names, new_kv, heads, head_dim, last)
+
+
+def _add_last_logits(g: Any, helper: Any, tp: Any, fresh: "_Names") -> bool:
+    """When logits = MatMul(hidden [B, S, d], W): one more output, LAST_LOGITS = MatMul(hidden[:, -1:], W), so a
+    prefill computes the LM head for the position it samples from, not for every prompt position (on GPT-2
+    small, the head is 77 MFLOP a position). The decode loop checks it against logits once."""
+    producer = next((n for n in g.node if "logits" in n.output), None)
+    if producer is None or producer.op_type != "MatMul" or not any(o.name == "logits" for o in g.output):
+        return False
+    idx, last = fresh("sdx_last_position"), fresh("sdx_hidden_last")
+    g.node.extend([
+        helper.make_node("Constant", [], [idx], name=idx, value=helper.make_tensor(idx, tp.INT64, [1], [-1])),
+        helper.make_node("Gather", [producer.input[0], idx], [last], name=last, axis=1),
+        helper.make_node("MatMul", [last, producer.input[1]], [LAST_LOGITS], name=LAST_LOGITS)])
+    g.output.append(helper.make_tensor_value_info(LAST_LOGITS, tp.FLOAT, None))
+    return True
 
 
 class _Names:
@@ -208,7 +227,8 @@ def paged_info(sess: Any) -> "PagedGraph | None":
     news = [NEW_KV_PREFIX + "present." + a.name[len(CACHE_PREFIX):] for a in caches]
     if not caches or any(n not in outs for n in news) or len(caches[0].shape) != 3:
         return None
-    return PagedGraph(b"", [a.name for a in caches], pasts, news, caches[0].shape[0], caches[0].shape[2])
+    return PagedGraph(b"", [a.name for a in caches], pasts, news, caches[0].shape[0], caches[0].shape[2],
+                      LAST_LOGITS in outs)
 
 
 class OriginalIO:

@@ -40,6 +40,10 @@ def test_the_rewrite_feeds_the_pool_and_fuses_paged_attention(model_path):
     after = sess.optimization_report()["ops_after"]
     assert after.get("sdx.PagedAttention") == LAYERS, after
     assert "sdx.Attention" not in after
+    # The LM head on the last position only, for prefills: checked once against logits, then used.
+    assert g.last_logits
+    r = sdx.generate(sess, [4, 8, 15, 16, 23, 42], 5)
+    assert sess._sdx_last_logits is True and r.tokens == _exact(model_path, [4, 8, 15, 16, 23, 42], 5)
 
 
 def test_one_prompt_replays_and_equals_exact_shapes(model_path):
