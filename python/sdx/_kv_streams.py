@@ -83,6 +83,8 @@ class KVStreams:
         self.streams: dict = {}     # id(present view of past_key_values.0.key) -> _Stream
         self.spare: list = []       # buffer sets of ended streams, reused when nothing else holds them
         inputs = [a.name for a in owner.get_inputs()]
+        # The element types the model declares for its integer inputs (a feed of another type goes the normal way).
+        self.int_types = {a.name: np.int32 if a.type == "tensor(int32)" else np.int64 for a in owner.get_inputs()}
         self.past_names = [n for n in inputs if n.startswith(_PAST)]
         self.present_of = {n: "present." + n[len(_PAST):] for n in self.past_names}
         self.output_names = [a.name for a in owner.get_outputs()]
@@ -131,12 +133,16 @@ class KVStreams:
         """The call's outputs (and report), or None: the session runs it the normal way."""
         if self.off is not None or type(feeds) is not dict or set(feeds) != self.expected:
             return None
+        shape = self._check(feeds)  # anything the layout does not have goes the normal way, to its errors
+        if shape is None:
+            return None
         with self.lock:
             stream = self._continued(feeds)
+            if stream is not None and (stream.batch, stream.length) != shape[:2]:
+                stream = None
             self.continued += stream is not None
         if stream is None:
-            shape = self._check(feeds)
-            if shape is None or not self._ensure_paged():
+            if not self._ensure_paged():
                 return None
             with self.lock:
                 stream = self._start(feeds, *shape)
@@ -170,11 +176,13 @@ class KVStreams:
             x = feeds[name]
             if type(x) is not np.ndarray or x.shape != (b, h, p, d) or x.dtype != np.float32:
                 return None
-        if mask.shape != (b, p + s) or s < 1 or b < 1:
+        types = self.int_types
+        if mask.shape != (b, p + s) or mask.dtype != types["attention_mask"] or ids.dtype != types["input_ids"] or \
+                s < 1 or b < 1:
             return None
         if self.has_position_ids:
             pos = feeds["position_ids"]
-            if type(pos) is not np.ndarray or pos.shape != (b, s):
+            if type(pos) is not np.ndarray or pos.shape != (b, s) or pos.dtype != self.int_types["position_ids"]:
                 return None
         return b, p, s
 

@@ -143,3 +143,22 @@ def test_off_by_option_and_for_a_model_without_a_paged_form(model_path, ort_sess
     res = other.run(None, feeds([5], 3, res[1:-1]))
     assert other.kv_streams()["enabled"] is False and "no paged form" in other.kv_streams()["reason"]
     assert not sdx.InferenceSession(model_path).kv_streams()["paged"]  # the paged form is made on first need
+
+
+def test_bad_feeds_get_the_errors_they_get_without_streams(model_path):
+    on, so = sdx.InferenceSession(model_path), sdx.SessionOptions()
+    so.kv_streams = False
+    off = sdx.InferenceSession(model_path, so)
+    res = on.run(None, feeds([1, 2, 3], 3, empty()))
+    bad = {
+        "a mask one short": dict(feeds([4], 4, res[1:]), attention_mask=np.ones((1, 3), np.int64)),
+        "a float mask": dict(feeds([4], 4, res[1:]), attention_mask=np.ones((1, 4), np.float32)),
+        "a past of another head size": feeds([4], 4, [np.zeros((1, HEADS, 3, HD + 1), np.float32)] * (2 * LAYERS)),
+        "a missing input": {k: v for k, v in feeds([4], 4, res[1:]).items() if k != "position_ids"},
+    }
+    for what, f in bad.items():
+        with pytest.raises(sdx.InvalidArgument) as want:
+            off.run(None, {k: np.array(v) for k, v in f.items()})
+        with pytest.raises(sdx.InvalidArgument) as got:
+            on.run(None, f)
+        assert type(got.value) is type(want.value), what
