@@ -162,3 +162,30 @@ def test_bad_feeds_get_the_errors_they_get_without_streams(model_path):
         with pytest.raises(sdx.InvalidArgument) as got:
             on.run(None, f)
         assert type(got.value) is type(want.value), what
+
+
+def test_two_threads_run_their_own_loops_on_one_session(model_path, ort_sess):
+    """Two threads decode different prompts on one session at once (its KV streams are shared state): each gets
+    the tokens of onnxruntime's loop."""
+    import threading
+
+    sess = sdx.InferenceSession(model_path)
+    prompts = {0: [1, 2, 3, 4, 5, 6, 7, 8], 1: [9, 3, 7, 1]}
+    want = {i: loop(ort_sess, p, 60)[0] for i, p in prompts.items()}
+    got, errors = {}, []
+
+    def work(i):
+        try:
+            for _ in range(3):
+                got[i] = loop(sess, prompts[i], 60)[0]
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in prompts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert got == want
+    assert sess.kv_streams()["continued"] >= 2 * 3 * 59 * 0.9
