@@ -297,6 +297,14 @@ ShapeInferenceFn shape_conv_pool(ConvPoolKind kind) {
 
 // --- shape manipulation ----------------------------------------------------
 
+Status shape_attention(Node& node) {
+  const Dims* q = input_dims(node, 0);
+  const Dims* v = input_dims(node, 2);
+  if (!q || !v || q->size() != 4 || v->size() != 4) return Status::ok();
+  set_output_dims(node, 0, {(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
+  return Status::ok();
+}
+
 Status shape_matmul(Node& node) {
   const Dims *a = input_dims(node, 0), *b = input_dims(node, 1);
   if (!a || !b || a->empty() || b->empty()) return Status::ok();

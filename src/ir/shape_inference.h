@@ -60,6 +60,9 @@ enum class ConvPoolKind { kConv, kPool, kGlobalPool };
 // Conv / MaxPool / AveragePool / LpPool / Global*Pool: [N, C|M, spatial...].
 ShapeInferenceFn shape_conv_pool(ConvPoolKind kind);
 
+// sdx.Attention / sdx.PagedAttention: Y = Q's [B, H, S] (input 0) followed by V's last dim (input 2).
+Status shape_attention(Node& node);
+
 // Shape-manipulation ops (rules in shape_inference.cc).
 Status shape_matmul(Node& node);
 Status shape_gemm(Node& node);

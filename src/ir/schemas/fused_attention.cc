@@ -17,18 +17,6 @@
 #include "ir/shape_inference.h"
 
 namespace sdx::ir {
-namespace {
-
-// Y = Q's dims [B, H, S_q] followed by V's last dim.
-Status shape_fused_attention(Node& node) {
-  const Dims* q = input_dims(node, 0);
-  const Dims* v = input_dims(node, 2);
-  if (!q || !v || q->size() != 4 || v->size() != 4) return Status::ok();
-  set_output_dims(node, 0, {(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
-  return Status::ok();
-}
-
-}  // namespace
 
 SDX_OP_SCHEMA_DOMAIN(Attention, "sdx")
     .attrs({{"causal", AttrType::kInt}, {"mask_value", AttrType::kFloat}, {"scale", AttrType::kFloat}})
@@ -36,7 +24,7 @@ SDX_OP_SCHEMA_DOMAIN(Attention, "sdx")
     .inputs(3, 4)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_fused_attention)
+    .infer_shape(shape_attention)
     .flops(flops_attention);
 
 }  // namespace sdx::ir

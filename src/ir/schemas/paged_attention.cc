@@ -14,23 +14,11 @@
 // The keys of sequence b are its past tokens (K_cache[h / (H / H_kv), slot_map[b, t]] for t < P; a zero
 // key and value where slot < 0) followed by K_new[b]; mask position t < P is past token t, P + j is new key
 // j. It is sdx.Attention over sdx.PagedConcat(K_cache, slot_map, K_new) and the same for V, with the same
-// mask and causal, without the gathered tensors (PagedAttentionFusion makes it from that form).
+// mask and causal, without the gathered tensors (AttentionFusionOptimizations makes it from that form).
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
 namespace sdx::ir {
-namespace {
-
-// Y = Q's dims [B, H, S] followed by V_new's last dim.
-Status shape_paged_attention(Node& node) {
-  const Dims* q = input_dims(node, 0);
-  const Dims* v = input_dims(node, 2);
-  if (!q || !v || q->size() != 4 || v->size() != 4) return Status::ok();
-  set_output_dims(node, 0, {(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
-  return Status::ok();
-}
-
-}  // namespace
 
 SDX_OP_SCHEMA_DOMAIN(PagedAttention, "sdx")
     .attrs({{"causal", AttrType::kInt}, {"mask_value", AttrType::kFloat}, {"scale", AttrType::kFloat}})
@@ -38,6 +26,6 @@ SDX_OP_SCHEMA_DOMAIN(PagedAttention, "sdx")
     .inputs(6, 7)
     .outputs(1, 1)
     .infer(infer_same_as_input(0))
-    .infer_shape(shape_paged_attention);
+    .infer_shape(shape_attention);
 
 }  // namespace sdx::ir

@@ -2,7 +2,7 @@
 // shared pool of slots (a paged KV cache) and followed by the step's new ones: what Concat(past, new) on the
 // KV axis gives when the past lives in the pool. Made by the paged rewrite of sdx.generate
 // (python/sdx/_paged_graph.py); an sdx.Attention reading two of them becomes one sdx.PagedAttention
-// (PagedAttentionFusion), which reads the pool without gathering. CPU kernel in
+// (AttentionFusionOptimizations), which reads the pool without gathering. CPU kernel in
 // backend/cpu/kernels/paged_concat.cc.
 //
 //   inputs:  cache [H, slots, D], slot_map [B, P] int64 (the slot of past token t of sequence b; < 0: an

@@ -1,7 +1,7 @@
 // sdx.PagedConcat (schema in ir/schemas/paged_concat.cc): past rows gathered from a slot pool, then the new
 // rows: Y[b, h] = [cache[h, slot_map[b, 0]], ..., cache[h, slot_map[b, P - 1]], new[b, h, 0..S)], zeros for
 // an empty slot (< 0). Any byte-addressable element type (rows are copied as bytes). The form of a paged
-// past that PagedAttentionFusion removes where an sdx.Attention reads it; it runs only where something
+// past that AttentionFusionOptimizations removes where an sdx.Attention reads it; it runs only where something
 // else reads the gathered tensor (a requested present.* output).
 #include <cstring>
 #include <string>
