@@ -5,9 +5,11 @@
 // (AttentionFusionOptimizations), which reads the pool without gathering. CPU kernel in
 // backend/cpu/kernels/paged_concat.cc.
 //
-//   inputs:  cache [H, slots, D], slot_map [B, P] int64 (the slot of past token t of sequence b; < 0: an
-//            empty slot, zeros), new [B, H, S, D] (the cache's element type)
-//   output:  Y [B, H, P + S, D]: Y[b, h, t] = cache[h, slot_map[b, t]] for t < P (zeros for slot < 0),
+//   inputs:  cache [H, slots, D], slot_map [B, P] int64 (the slot of past token t of sequence b; -1: an
+//            empty slot, zeros; -2 - j: new token j of this call, new[j / S, :, j % S]), new [B, H, S, D]
+//            (the cache's element type)
+//   output:  Y [B, H, P + S, D]: Y[b, h, t] = cache[h, slot_map[b, t]] for t < P (zeros for entry -1,
+//            new[j / S, h, j % S] for entry -2 - j),
 //            Y[b, h, P + j] = new[b, h, j]
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"

@@ -6,8 +6,10 @@
 // (kernels/util/attention_fold.h): the past in runs of consecutive slots (one run per contiguous stretch of
 // the pool, at most kAttentionBlockKv keys: a sequence whose pages were handed out in order is read in long
 // runs straight from the pool, nothing gathered), then the new keys with the causal limit among them.
-// Empty past entries (slot < 0) are zero keys and values, as the zero padding of a bucketed past tensor
-// (the mask is what gives them no weight), so the op is exactly attention over sdx.PagedConcat's tensors.
+// Empty past entries (-1) are zero keys and values, as the zero padding of a bucketed past tensor (the mask
+// is what gives them no weight), so the op is exactly attention over sdx.PagedConcat's tensors. An entry
+// -2 - j is this call's new token j (kernels/util/paged_slots.h: the tokens of a packed prefill see their
+// sequence's earlier tokens so); a run of them is gathered from K_new / V_new into the thread's scratch.
 //
 // Float32. Threads: tasks are split over the session's pool as in sdx.Attention, one scratch per thread,
 // so the result does not depend on the thread count. The bound form allocates its scratch once; the slot
@@ -21,6 +23,7 @@
 #include "backend/cpu/kernels/fused_attention.h"
 #include "backend/cpu/kernels/util/attention_fold.h"
 #include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/kernels/util/paged_slots.h"
 #include "backend/cpu/threading/thread_pool.h"
 #include "backend/kernel_registry.h"
 
@@ -47,14 +50,17 @@ struct Scratch {
         row_sum(static_cast<size_t>(bq(s))),
         workspace(static_cast<size_t>(std::max(gemm_workspace_size(kAttentionBlockKv, s.d),
                                                gemm_workspace_size(s.dv, kAttentionBlockKv)))),
-        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))) {
+        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))),
+        new_k(static_cast<size_t>(kAttentionBlockKv * s.d)),
+        new_v(static_cast<size_t>(kAttentionBlockKv * s.dv)) {
     std::fill(zeros.data(), zeros.data() + zeros.size(), 0.f);
   }
   static int64_t bq(const PagedShape& s) { return std::min(s.s, kAttentionBlockQ); }
   ScratchBuffer<float> scores, row_max;
   ScratchBuffer<double> row_sum;
   ScratchBuffer<float> workspace;
-  ScratchBuffer<float> zeros;  // the keys and values of empty slots
+  ScratchBuffer<float> zeros;         // the keys and values of empty slots
+  ScratchBuffer<float> new_k, new_v;  // a run of this call's new tokens named by the slot map, gathered
 };
 
 struct Pointers {
@@ -92,18 +98,27 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
   const int64_t* map = x.slots + b * s.past;
   for (int64_t t = 0; t < s.past;) {
     const int64_t slot = map[t];
-    int64_t n = 1;
-    if (slot < 0) {  // a run of empty slots: zero keys and values
-      while (t + n < s.past && n < kAttentionBlockKv && map[t + n] < 0) ++n;
-    } else {
-      while (t + n < s.past && n < kAttentionBlockKv && map[t + n] == slot + n) ++n;
-    }
+    int64_t n = 1;  // a run: empty slots, consecutive pool slots, or consecutive new tokens
+    const int64_t step = slot < paged::kEmpty ? -1 : slot == paged::kEmpty ? 0 : 1;
+    while (t + n < s.past && n < kAttentionBlockKv && map[t + n] == slot + step * n) ++n;
     auto prepare = [&](int64_t r, float* row) -> int64_t {
       apply_mask(r, row, t, n);
       return n;
     };
-    const float* kr = slot < 0 ? scratch.zeros.data() : x.k_cache + (hk * s.slots + slot) * s.d;
-    const float* vr = slot < 0 ? scratch.zeros.data() : x.v_cache + (hk * s.slots + slot) * s.dv;
+    const float *kr = scratch.zeros.data(), *vr = scratch.zeros.data();
+    if (slot >= 0) {
+      kr = x.k_cache + (hk * s.slots + slot) * s.d;
+      vr = x.v_cache + (hk * s.slots + slot) * s.dv;
+    } else if (slot < paged::kEmpty) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t j = paged::new_token(slot) + i;
+        const int64_t row = ((j / s.s) * s.kv_heads + hk) * s.s + j % s.s;
+        std::copy_n(x.k_new + row * s.d, s.d, scratch.new_k.data() + i * s.d);
+        std::copy_n(x.v_new + row * s.dv, s.dv, scratch.new_v.data() + i * s.dv);
+      }
+      kr = scratch.new_k.data();
+      vr = scratch.new_v.data();
+    }
     attention::fold_chunk(q, mq, s.d, s.dv, kr, vr, n, p.scale, prepare, scratch.scores.data(), mx, sum,
                           scratch.workspace.data(), y);
     t += n;
@@ -124,19 +139,10 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
   attention::finish_rows(y, mq, s.dv, sum, [](int64_t) { return false; });
 }
 
-Status check_slots(const PagedShape& s, const int64_t* slots) {
-  for (int64_t i = 0; i < s.batch * s.past; ++i)
-    if (slots[i] >= s.slots)
-      return invalid_argument("sdx.PagedAttention: slot_map[" + std::to_string(i / std::max<int64_t>(s.past, 1)) +
-                              ", " + std::to_string(i % std::max<int64_t>(s.past, 1)) + "] = " +
-                              std::to_string(slots[i]) + " is outside the KV cache's " + std::to_string(s.slots) +
-                              " slots");
-  return Status::ok();
-}
-
 Status compute(const PagedShape& s, const Params& p, const Pointers& x,
                const std::vector<std::unique_ptr<Scratch>>& scratch) {
-  SDX_RETURN_IF_ERROR(check_slots(s, x.slots), "");
+  SDX_RETURN_IF_ERROR(
+      paged::check_slot_map("sdx.PagedAttention", x.slots, s.batch, s.past, s.slots, s.batch * s.s), "");
   const int64_t q_blocks = (s.s + Scratch::bq(s) - 1) / Scratch::bq(s);
   const int64_t tasks = s.batch * s.heads * q_blocks;
   const int64_t units = std::min<int64_t>(static_cast<int64_t>(scratch.size()), tasks);

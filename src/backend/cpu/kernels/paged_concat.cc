@@ -1,12 +1,13 @@
 // sdx.PagedConcat (schema in ir/schemas/paged_concat.cc): past rows gathered from a slot pool, then the new
 // rows: Y[b, h] = [cache[h, slot_map[b, 0]], ..., cache[h, slot_map[b, P - 1]], new[b, h, 0..S)], zeros for
-// an empty slot (< 0). Any byte-addressable element type (rows are copied as bytes). The form of a paged
+// an empty slot (-1), this call's new token j for an entry -2 - j (kernels/util/paged_slots.h). Any byte-addressable element type (rows are copied as bytes). The form of a paged
 // past that AttentionFusionOptimizations removes where an sdx.Attention reads it; it runs only where something
 // else reads the gathered tensor (a requested present.* output).
 #include <cstring>
 #include <string>
 
 #include "backend/cpu/kernels/util/bound_util.h"
+#include "backend/cpu/kernels/util/paged_slots.h"
 #include "backend/kernel_registry.h"
 
 namespace sdx::cpu {
@@ -18,19 +19,21 @@ struct ConcatShape {
 };
 
 Status gather(const ConcatShape& c, const char* cache, const int64_t* map, const char* fresh, char* y) {
-  for (int64_t i = 0; i < c.batch * c.past; ++i)
-    if (map[i] >= c.slots)
-      return invalid_argument("sdx.PagedConcat: slot_map[" + std::to_string(i / c.past) + ", " +
-                              std::to_string(i % c.past) + "] = " + std::to_string(map[i]) + " is outside the cache's " +
-                              std::to_string(c.slots) + " slots");
+  SDX_RETURN_IF_ERROR(paged::check_slot_map("sdx.PagedConcat", map, c.batch, c.past, c.slots, c.batch * c.s), "");
   const size_t rb = c.row_bytes;
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.heads; ++h) {
       char* out = y + static_cast<size_t>((b * c.heads + h) * (c.past + c.s)) * rb;
       for (int64_t t = 0; t < c.past; ++t, out += rb) {
         const int64_t slot = map[b * c.past + t];
-        if (slot < 0) std::memset(out, 0, rb);
-        else std::memcpy(out, cache + static_cast<size_t>(h * c.slots + slot) * rb, rb);
+        if (slot == paged::kEmpty) {
+          std::memset(out, 0, rb);
+        } else if (slot < 0) {
+          const int64_t j = paged::new_token(slot);
+          std::memcpy(out, fresh + static_cast<size_t>(((j / c.s) * c.heads + h) * c.s + j % c.s) * rb, rb);
+        } else {
+          std::memcpy(out, cache + static_cast<size_t>(h * c.slots + slot) * rb, rb);
+        }
       }
       std::memcpy(out, fresh + static_cast<size_t>((b * c.heads + h) * c.s) * rb, static_cast<size_t>(c.s) * rb);
     }

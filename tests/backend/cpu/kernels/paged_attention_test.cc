@@ -2,7 +2,9 @@
 // PagedConcat against a gather written out here; PagedAttention against sdx.Attention over PagedConcat's
 // tensors (what the fusion replaces), for decode and prefill steps, pages scattered over the pool (runs of
 // several lengths, more keys than one key block), empty slots masked or not, an additive and a bool mask,
-// shared K/V heads; the bound forms; errors naming a slot outside the pool and mismatched shapes.
+// shared K/V heads; a packed prefill (a sequence's tokens as rows of their own, seeing the earlier ones
+// through -2 - j entries) against the same prefill as one row; the bound forms; errors naming a slot
+// outside the pool, a new token the call does not have, and mismatched shapes.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -74,6 +76,70 @@ TEST(PagedConcat, GathersThePastFromItsSlotsThenAppendsTheNewRows) {
           ASSERT_EQ(y.value().data<float>()[((b * H + h) * (P + S) + t) * D + d], want) << b << h << t << d;
         }
   expect_bound_matches(paged_concat(cache, map, fresh));
+}
+
+TEST(PagedConcat, AnEntryBelowMinusOneIsANewTokenOfTheCall) {
+  const int64_t B = 2, H = 2, S = 2, D = 3, slots = 8;
+  Tensor cache = randn({H, slots, D}, 1), fresh = randn({B, H, S, D}, 2);
+  Tensor map = i64({5, -2 - 3, -1, -2 - 0}, {2, 2});  // row 1 reads token 3 (row 1, position 1), row 2 token 0
+  auto y = run_single(paged_concat(cache, map, fresh));
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  const float* f = fresh.data<float>();
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t d = 0; d < D; ++d) {
+      const float* out = y.value().data<float>();
+      EXPECT_EQ(out[((0 * H + h) * 4 + 0) * D + d], cache.data<float>()[(h * slots + 5) * D + d]);
+      EXPECT_EQ(out[((0 * H + h) * 4 + 1) * D + d], f[((1 * H + h) * S + 1) * D + d]);
+      EXPECT_EQ(out[((1 * H + h) * 4 + 0) * D + d], 0.f);
+      EXPECT_EQ(out[((1 * H + h) * 4 + 1) * D + d], f[((0 * H + h) * S + 0) * D + d]);
+    }
+  expect_bound_matches(paged_concat(cache, map, fresh));
+  auto bad = run_single(paged_concat(cache, i64({5, -2 - 4, -1, -1}, {2, 2}), fresh));
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("slot_map[0, 1] = -6 names new token 4 of the call, which has 4"),
+            std::string::npos) << bad.status().to_string();
+}
+
+// [B, H, S, D] -> [S, H, B, D] (a sequence's S tokens as S rows of one token, or back).
+Tensor swap_rows(const Tensor& x) {
+  const int64_t B = x.shape()[0], H = x.shape()[1], S = x.shape()[2], D = x.shape()[3];
+  Tensor t = Tensor::allocate(DType::kFloat32, Shape{S, H, B, D}).value();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        std::copy_n(x.data<float>() + ((b * H + h) * S + s) * D, D, t.data<float>() + ((s * H + h) * B + b) * D);
+  return t;
+}
+
+TEST(PagedAttention, APackedPrefillEqualsThePrefillAsOneRow) {
+  // A sequence with 40 past tokens in the pool and 9 new ones; packed, new token i is row i with the past's
+  // slots, then -2 - k for its earlier new tokens k < i, then empty (-1, masked) positions.
+  const int64_t H = 4, Hkv = 2, L = 9, P0 = 40, D = 8, slots = 128, W = P0 + L;
+  Tensor q = randn({1, H, L, D}, 31), kn = randn({1, Hkv, L, D}, 32), vn = randn({1, Hkv, L, D}, 33),
+         kc = randn({Hkv, slots, D}, 34), vc = randn({Hkv, slots, D}, 35);
+  Tensor past = slot_map(1, P0, 8, slots, 0, 36);
+  NodeSpec one{.op = "PagedAttention", .domain = "sdx", .opset = 1, .inputs = {q, kn, vn, kc, vc, past}};
+  auto want = run_single(one);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  Tensor map = Tensor::allocate(DType::kInt64, Shape{L, W}).value();
+  Tensor mask = Tensor::allocate(DType::kFloat32, Shape{L, 1, 1, W + 1}).value();
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t t = 0; t <= W; ++t) {
+      const int64_t e = t < P0 ? past.data<int64_t>()[t] : t - P0 < i ? -2 - (t - P0) : -1;
+      if (t < W) map.data<int64_t>()[i * W + t] = e;
+      mask.data<float>()[i * (W + 1) + t] = t < W && e == -1 ? -3.4028234663852886e38f : 0.f;
+    }
+  NodeSpec packed{.op = "PagedAttention", .domain = "sdx", .opset = 1,
+                  .inputs = {swap_rows(q), swap_rows(kn), swap_rows(vn), kc, vc, map, mask}};
+  auto got = run_single(packed);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  Tensor back = swap_rows(got.value());
+  ASSERT_EQ(back.shape(), want.value().shape());
+  for (int64_t i = 0; i < back.numel(); ++i) {
+    const float w = want.value().data<float>()[i];
+    ASSERT_NEAR(back.data<float>()[i], w, 1e-6f + 1e-5f * std::fabs(w)) << i;
+  }
+  expect_bound_matches(packed);
 }
 
 struct Case {
