@@ -34,12 +34,15 @@ from typing import Any
 import numpy as np
 
 from ._decoder_graph import NEW_KV_PREFIX
-from ._paged_graph import SLOT_MAP, paged_decoder
+from ._paged_graph import LOGIT_ROWS, SLOT_MAP, paged_decoder
 
 BUCKET = 128
 MAX_STREAMS = 16
 MAX_KEPT_BYTES = 64 << 20
 _PAST = "past_key_values."
+
+
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 class _Stream:
@@ -230,6 +233,8 @@ class KVStreams:
         if self.has_position_ids:
             out["position_ids"] = feeds["position_ids"]
         out.update(zip(self.graph.cache_names, stream.buffers))
+        if self.graph.row_logits:
+            out[LOGIT_ROWS] = _NO_ROWS  # ROW_LOGITS is not asked for here
         return out
 
     def _step(self, stream: _Stream, output_names: Any, feeds: dict, want_report: bool) -> Any:

@@ -4,13 +4,15 @@ exported decoder runs on the pool unchanged.
 
     edited = paged_decoder("gpt2.onnx")          # None when the graph is not of that form
     sess = sdx.InferenceSession(edited.model)    # inputs: input_ids, attention_mask, [position_ids],
-                                                 # sdx_kv_cache.N.key/value [H, slots, D], sdx_slot_map [B, P]
+                                                 # sdx_kv_cache.N.key/value [H, slots, D], sdx_slot_map [B, P],
+                                                 # [sdx_logit_rows [R]]
 
 What changes, per past_key_values.N.key / .value input [batch, H, past, D]:
   - the input becomes sdx_kv_cache.N.key [H, kv_slots, D] (the pool's array for that layer and kind);
   - Concat(past, new, axis 2) becomes sdx.PagedConcat(cache, sdx_slot_map, new) under the same output name:
     the same [batch, H, past + seq, D] tensor, its past rows read from the slots sdx_slot_map names (one
-    int64 per past token, [batch, past]; -1: an empty slot, zeros);
+    int64 per past token, [batch, past]; -1: an empty slot, zeros; -2 - j: this call's new token j, so the
+    tokens of a prompt can be rows of their own, a packed prefill: _paged_decode.py);
   - the past's shape, read by the mask arithmetic (Shape -> Gather), comes from sdx_slot_map's shape (batch
     and past) and the fixed H and D.
 The engine then fuses the exporter's attention over PagedConcat into sdx.PagedAttention, which reads the pool
@@ -29,7 +31,8 @@ from ._decoder_graph import NEW_KV_PREFIX
 
 CACHE_PREFIX = "sdx_kv_cache."
 SLOT_MAP = "sdx_slot_map"
-LAST_LOGITS = "sdx_logits_last"  # the LM head on each row's last position only: [B, 1, vocab]
+LOGIT_ROWS = "sdx_logit_rows"     # input [R] int64: positions of the flattened [B * S] tokens to take logits of
+ROW_LOGITS = "sdx_logits_rows"    # output [R, vocab]: the LM head on those positions only
 _PAST = re.compile(r"past_key_values\.(\d+)\.(key|value)$")
 
 
@@ -41,7 +44,7 @@ class PagedGraph:
     new_kv_names: list    # per past input: the output holding the step's new K/V [B, H, S, D]
     heads: int
     head_dim: int
-    last_logits: bool = False  # the model has LAST_LOGITS (its logits are MatMul(hidden, W))
+    row_logits: bool = False  # the model has LOGIT_ROWS -> ROW_LOGITS (its logits are MatMul(hidden, W))
 
 
 def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
@@ -138,25 +141,29 @@ def paged_decoder(path: str | os.PathLike) -> "PagedGraph | None":
         present = name[len(NEW_KV_PREFIX):]
         elem = outputs[present].type.tensor_type.elem_type if present in outputs else TensorProto.FLOAT
         g.output.append(helper.make_tensor_value_info(name, elem, None))
-    last = _add_last_logits(g, helper, TensorProto, fresh)
+    rows = _add_row_logits(g, helper, TensorProto, fresh)
     if not any(o.domain == "sdx" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("sdx", 1))
-    return PagedGraph(model.SerializeToString(), cache_names, past_names, new_kv, heads, head_dim, last)
+    return PagedGraph(model.SerializeToString(), cache_names, past_names, new_kv, heads, head_dim, rows)
 
 
-def _add_last_logits(g: Any, helper: Any, tp: Any, fresh: "_Names") -> bool:
-    """When logits = MatMul(hidden [B, S, d], W): one more output, LAST_LOGITS = MatMul(hidden[:, -1:], W), so a
-    prefill computes the LM head for the position it samples from, not for every prompt position (on GPT-2
-    small, the head is 77 MFLOP a position). The decode loop checks it against logits once."""
+def _add_row_logits(g: Any, helper: Any, tp: Any, fresh: "_Names") -> bool:
+    """When logits = MatMul(hidden [B, S, d], W): an input LOGIT_ROWS [R] and an output ROW_LOGITS =
+    MatMul(Gather(Flatten(hidden) [B * S, d], LOGIT_ROWS), W) [R, vocab], so a call computes the LM head for the
+    positions it samples from (each prompt's last), not for every position (on GPT-2 small, the head is 77 MFLOP
+    a position). The decode loop checks it against logits once."""
     producer = next((n for n in g.node if "logits" in n.output), None)
-    if producer is None or producer.op_type != "MatMul" or not any(o.name == "logits" for o in g.output):
+    out = next((o for o in g.output if o.name == "logits"), None)
+    if producer is None or producer.op_type != "MatMul" or out is None or \
+            len(out.type.tensor_type.shape.dim) not in (0, 3):
         return False
-    idx, last = fresh("sdx_last_position"), fresh("sdx_hidden_last")
+    flat, picked = fresh("sdx_hidden_tokens"), fresh("sdx_hidden_rows")
     g.node.extend([
-        helper.make_node("Constant", [], [idx], name=idx, value=helper.make_tensor(idx, tp.INT64, [1], [-1])),
-        helper.make_node("Gather", [producer.input[0], idx], [last], name=last, axis=1),
-        helper.make_node("MatMul", [last, producer.input[1]], [LAST_LOGITS], name=LAST_LOGITS)])
-    g.output.append(helper.make_tensor_value_info(LAST_LOGITS, tp.FLOAT, None))
+        helper.make_node("Flatten", [producer.input[0]], [flat], name=flat, axis=2),
+        helper.make_node("Gather", [flat, LOGIT_ROWS], [picked], name=picked, axis=0),
+        helper.make_node("MatMul", [picked, producer.input[1]], [ROW_LOGITS], name=ROW_LOGITS)])
+    g.input.append(helper.make_tensor_value_info(LOGIT_ROWS, tp.INT64, ["logit_rows"]))
+    g.output.append(helper.make_tensor_value_info(ROW_LOGITS, tp.FLOAT, None))
     return True
 
 
@@ -228,7 +235,7 @@ def paged_info(sess: Any) -> "PagedGraph | None":
     if not caches or any(n not in outs for n in news) or len(caches[0].shape) != 3:
         return None
     return PagedGraph(b"", [a.name for a in caches], pasts, news, caches[0].shape[0], caches[0].shape[2],
-                      LAST_LOGITS in outs)
+                      ROW_LOGITS in outs)
 
 
 class OriginalIO:
@@ -241,7 +248,7 @@ class OriginalIO:
     def get_inputs(self) -> list:
         out = []
         for a in self.sess.get_inputs():
-            if a.name == SLOT_MAP:
+            if a.name in (SLOT_MAP, LOGIT_ROWS):
                 continue
             if a.name.startswith(CACHE_PREFIX):
                 a = _Arg("past_key_values." + a.name[len(CACHE_PREFIX):],

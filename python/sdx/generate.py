@@ -475,15 +475,17 @@ def _paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, max_ba
 
 
 def _padding_checked(gen: PagedGeneration, prompt: list) -> tuple[bool, str]:
-    """PagedGeneration.check_padding, once per session and bucket: whether the model masks padded keys is a
-    property of the model, so later requests on the session reuse the first one's outcome."""
+    """PagedGeneration.check_padding, once per session and bucket: whether the model masks padded keys (and
+    takes packed prompts) is a property of the model, so later requests on the session reuse the first one's
+    outcome (gen.packed set from it)."""
     key = ("_sdx_padding_check", gen.bucket)
     cached = getattr(gen.sess, "_sdx_padding_checks", {}).get(key)
     if cached is not None:
+        gen.packed = cached[2]
         return cached[0], cached[1] + " (on an earlier request of this session)"
     ok, check = gen.check_padding(prompt)
     try:
-        gen.sess._sdx_padding_checks = {**getattr(gen.sess, "_sdx_padding_checks", {}), key: (ok, check)}
+        gen.sess._sdx_padding_checks = {**getattr(gen.sess, "_sdx_padding_checks", {}), key: (ok, check, gen.packed)}
     except AttributeError:
         pass
     return ok, check

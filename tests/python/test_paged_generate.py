@@ -41,9 +41,9 @@ def test_the_rewrite_feeds_the_pool_and_fuses_paged_attention(model_path):
     assert after.get("sdx.PagedAttention") == LAYERS, after
     assert "sdx.Attention" not in after
     # The LM head on the last position only, for prefills: checked once against logits, then used.
-    assert g.last_logits
+    assert g.row_logits
     r = sdx.generate(sess, [4, 8, 15, 16, 23, 42], 5)
-    assert sess._sdx_last_logits is True and r.tokens == _exact(model_path, [4, 8, 15, 16, 23, 42], 5)
+    assert sess._sdx_row_logits is True and r.tokens == _exact(model_path, [4, 8, 15, 16, 23, 42], 5)
 
 
 def test_one_prompt_replays_and_equals_exact_shapes(model_path):
@@ -65,10 +65,31 @@ def test_batches_of_mixed_lengths_share_prefixes_and_hold_a_page_per_sequence_at
     assert rs[0].report["continuous_batching"] == "on" and b["kv_cache"] == "paged" and b["refused"] == 0
     for p, c, r in zip(prompts, counts, rs):
         assert r.tokens == _exact(model_path, p, c), p
-    assert b["prefix_tokens_shared"] >= 2 * 16, b  # prompts 1 and 3 join while prompt 0 decodes
+    assert b["prefix_tokens_shared"] >= 2 * 16, b  # prompts 1 and 3 share prompt 0's first page in one call
     assert b["kv_slack_tokens_max"] < b["kv_page_size"], b  # within one page of each sequence's tokens
     assert b["kv_bytes_peak"] < b["kv_bytes_contiguous"], b
     assert b["hit_rate"] >= 0.8, b
+
+
+def test_prompts_join_as_rows_of_one_call_that_replays_whatever_their_lengths(model_path):
+    # Piecewise plans' CPU form: joining prompts are rows of the running sequences' decode call, so a call's
+    # shape is its token count's bucket (and width), not each prompt's length.
+    from sdx.generate import check_request
+
+    sess = check_request(model_path, [[1]], 1)
+    rng = np.random.default_rng(5)
+    batches = []
+    for _ in range(4):
+        prompts = [[int(x) for x in rng.integers(1, VOCAB, size=int(rng.integers(2, 24)))] for _ in range(6)]
+        counts = [int(c) for c in rng.integers(2, 10, size=6)]
+        rs = sdx.generate(sess, prompts, counts, max_batch=3)
+        for p, c, r in zip(prompts, counts, rs):
+            assert r.tokens == _exact(model_path, p, c), p
+        assert rs[0].report["continuous_batching"] == "on"
+        batches.append(rs[0].report["batch"])
+    assert "prompts packed as rows: within" in rs[0].report["kv_bucket_check"], rs[0].report["kv_bucket_check"]
+    assert all(b["packed_prefill"] and b["prefill_calls"] <= 4 for b in batches), batches  # 3 prompts in the first
+    assert sum(b["prefill_replayed"] for b in batches[2:]) >= 4, batches
 
 
 def test_a_pool_too_small_refuses_a_sequence_and_the_others_go_on(model_path):
