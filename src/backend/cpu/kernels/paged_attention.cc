@@ -9,7 +9,8 @@
 // Empty past entries (-1) are zero keys and values, as the zero padding of a bucketed past tensor (the mask
 // is what gives them no weight), so the op is exactly attention over sdx.PagedConcat's tensors. An entry
 // -2 - j is this call's new token j (kernels/util/paged_slots.h: the tokens of a packed prefill see their
-// sequence's earlier tokens so); a run of them is gathered from K_new / V_new into the thread's scratch.
+// sequence's earlier tokens so); when a slot map has any, K_new / V_new are laid out by token once per call
+// ([H_kv, B * S, D]) so a run of them is read in place as a pool run is.
 //
 // Float32. Threads: tasks are split over the session's pool as in sdx.Attention, one scratch per thread,
 // so the result does not depend on the thread count. The bound form allocates its scratch once; the slot
@@ -50,17 +51,26 @@ struct Scratch {
         row_sum(static_cast<size_t>(bq(s))),
         workspace(static_cast<size_t>(std::max(gemm_workspace_size(kAttentionBlockKv, s.d),
                                                gemm_workspace_size(s.dv, kAttentionBlockKv)))),
-        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))),
-        new_k(static_cast<size_t>(kAttentionBlockKv * s.d)),
-        new_v(static_cast<size_t>(kAttentionBlockKv * s.dv)) {
+        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))) {
     std::fill(zeros.data(), zeros.data() + zeros.size(), 0.f);
   }
   static int64_t bq(const PagedShape& s) { return std::min(s.s, kAttentionBlockQ); }
   ScratchBuffer<float> scores, row_max;
   ScratchBuffer<double> row_sum;
   ScratchBuffer<float> workspace;
-  ScratchBuffer<float> zeros;         // the keys and values of empty slots
-  ScratchBuffer<float> new_k, new_v;  // a run of this call's new tokens named by the slot map, gathered
+  ScratchBuffer<float> zeros;  // the keys and values of empty slots
+};
+
+// One call's scratch: a Scratch per thread, and K_new / V_new by token, [H_kv, B * S, D] (what -2 - j slot
+// map entries read).
+struct Work {
+  explicit Work(const PagedShape& s)
+      : tokens_k(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.d)),
+        tokens_v(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.dv)) {
+    for (int u = 0; u < std::max(1, current_num_threads()); ++u) threads.push_back(std::make_unique<Scratch>(s));
+  }
+  std::vector<std::unique_ptr<Scratch>> threads;
+  ScratchBuffer<float> tokens_k, tokens_v;
 };
 
 struct Pointers {
@@ -68,6 +78,7 @@ struct Pointers {
   const int64_t* slots;
   const void* mask;
   float* y;
+  const float *k_tokens = nullptr, *v_tokens = nullptr;  // Work::tokens_k / tokens_v, once filled
 };
 
 // Query rows [i0, i0 + block) of head h of batch b.
@@ -110,14 +121,9 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
       kr = x.k_cache + (hk * s.slots + slot) * s.d;
       vr = x.v_cache + (hk * s.slots + slot) * s.dv;
     } else if (slot < paged::kEmpty) {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t j = paged::new_token(slot) + i;
-        const int64_t row = ((j / s.s) * s.kv_heads + hk) * s.s + j % s.s;
-        std::copy_n(x.k_new + row * s.d, s.d, scratch.new_k.data() + i * s.d);
-        std::copy_n(x.v_new + row * s.dv, s.dv, scratch.new_v.data() + i * s.dv);
-      }
-      kr = scratch.new_k.data();
-      vr = scratch.new_v.data();
+      const int64_t j = hk * s.batch * s.s + paged::new_token(slot);
+      kr = x.k_tokens + j * s.d;
+      vr = x.v_tokens + j * s.dv;
     }
     attention::fold_chunk(q, mq, s.d, s.dv, kr, vr, n, p.scale, prepare, scratch.scores.data(), mx, sum,
                           scratch.workspace.data(), y);
@@ -139,31 +145,39 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
   attention::finish_rows(y, mq, s.dv, sum, [](int64_t) { return false; });
 }
 
-Status compute(const PagedShape& s, const Params& p, const Pointers& x,
-               const std::vector<std::unique_ptr<Scratch>>& scratch) {
+// K_new / V_new [B, H_kv, S, D] -> Work's [H_kv, B * S, D].
+void lay_out_by_token(const PagedShape& s, const Pointers& x, Work& work) {
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t hk = 0; hk < s.kv_heads; ++hk) {
+      const int64_t from = (b * s.kv_heads + hk) * s.s, to = hk * s.batch * s.s + b * s.s;
+      std::copy_n(x.k_new + from * s.d, s.s * s.d, work.tokens_k.data() + to * s.d);
+      std::copy_n(x.v_new + from * s.dv, s.s * s.dv, work.tokens_v.data() + to * s.dv);
+    }
+}
+
+Status compute(const PagedShape& s, const Params& p, Pointers x, Work& work) {
   SDX_RETURN_IF_ERROR(
       paged::check_slot_map("sdx.PagedAttention", x.slots, s.batch, s.past, s.slots, s.batch * s.s), "");
+  if (paged::names_new_tokens(x.slots, s.batch * s.past)) {
+    lay_out_by_token(s, x, work);
+    x.k_tokens = work.tokens_k.data();
+    x.v_tokens = work.tokens_v.data();
+  }
   const int64_t q_blocks = (s.s + Scratch::bq(s) - 1) / Scratch::bq(s);
   const int64_t tasks = s.batch * s.heads * q_blocks;
-  const int64_t units = std::min<int64_t>(static_cast<int64_t>(scratch.size()), tasks);
+  const int64_t units = std::min<int64_t>(static_cast<int64_t>(work.threads.size()), tasks);
   const bool split = units > 1 && tasks * (s.past + s.s) * s.d * std::min(s.s, Scratch::bq(s)) >= 32 * 1024;
   parallel_for(split ? units : 1, 1, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t t0 = tasks * u / (split ? units : 1), t1 = tasks * (u + 1) / (split ? units : 1);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t bh = t / q_blocks;
-        compute_block(s, p, x, *scratch[static_cast<size_t>(u)], bh / s.heads, bh % s.heads,
+        compute_block(s, p, x, *work.threads[static_cast<size_t>(u)], bh / s.heads, bh % s.heads,
                       (t % q_blocks) * Scratch::bq(s));
       }
     }
   });
   return Status::ok();
-}
-
-std::vector<std::unique_ptr<Scratch>> make_scratch(const PagedShape& s) {
-  std::vector<std::unique_ptr<Scratch>> out;
-  for (int u = 0; u < std::max(1, current_num_threads()); ++u) out.push_back(std::make_unique<Scratch>(s));
-  return out;
 }
 
 class PagedAttentionKernel final : public backend::Kernel {
@@ -184,8 +198,8 @@ class PagedAttentionKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, DType::kFloat32, Shape{s.batch, s.heads, s.s, s.dv}),
                          "sdx.PagedAttention");
     if (y.numel() == 0) return Status::ok();
-    auto scratch = make_scratch(s);
-    return compute(s, params_for(s), pointers(ctx, mask, y.data<float>()), scratch);
+    Work work(s);
+    return compute(s, params_for(s), pointers(ctx, mask, y.data<float>()), work);
   }
 
   BoundResult prepare(const backend::PrepareContext& ctx) const override {
@@ -198,8 +212,8 @@ class PagedAttentionKernel final : public backend::Kernel {
     if (!output_matches(ctx, 0, DType::kFloat32, Shape{s.batch, s.heads, s.s, s.dv})) return no_bound_form();
     if (ctx.output(0).numel() == 0) return backend::bind_call([] { return Status::ok(); });
     const Pointers x = pointers(ctx, mask, ctx.output(0).data<float>());
-    return backend::bind_call([s, p = params_for(s), x, scratch = make_scratch(s)] {
-      return compute(s, p, x, scratch);
+    return backend::bind_call([s, p = params_for(s), x, work = std::make_shared<Work>(s)] {
+      return compute(s, p, x, *work);
     });
   }
 

@@ -22,6 +22,13 @@ inline constexpr int64_t kEmpty = -1;
 // The new token an entry refers to (e <= -2).
 inline int64_t new_token(int64_t e) { return -2 - e; }
 
+// Whether any of n entries names a new token.
+inline bool names_new_tokens(const int64_t* map, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (map[i] < kEmpty) return true;
+  return false;
+}
+
 // OK when every entry of map [rows, past] is a slot below `slots`, -1, or a new token below `new_tokens`;
 // else an error naming `op` and the entry.
 inline Status check_slot_map(const char* op, const int64_t* map, int64_t rows, int64_t past, int64_t slots,
