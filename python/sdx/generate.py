@@ -376,7 +376,8 @@ def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, 
                     top_k: int | None = None, top_p: float | None = None, temperature: float = 1.0,
                     seed: int | None = None, eos_token_id: int | None = None, sess_options: Any = None,
                     report: dict | None = None, kv_bucket: int | None = DEFAULT_KV_BUCKET, kv_cache: str = "auto",
-                    kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[int]:
+                    kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE,
+                    packed_prefill: bool = True) -> Iterator[int]:
     """Yields the new token ids of one prompt as they are decoded. Pass a dict as `report` to receive the
     report (filled when the generator is exhausted). Arguments as generate()."""
     bucket = _check_bucket(kv_bucket)
@@ -386,7 +387,7 @@ def generate_stream(model: Any, prompt_ids: Sequence[int], max_new_tokens: int, 
     prompt = _check_prompt(prompt_ids, layout, 0)
     if layout.paged is not None:
         return _paged_stream(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id,
-                             {} if report is None else report, bucket, kv_pages, kv_page_size)
+                             {} if report is None else report, bucket, kv_pages, kv_page_size, bool(packed_prefill))
     return _steps(sess, layout, prompt, int(max_new_tokens), sampler, eos_token_id, {} if report is None else report,
                   bucket)
 
@@ -493,7 +494,7 @@ def _padding_checked(gen: PagedGeneration, prompt: list) -> tuple[bool, str]:
 
 def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sampler: Sampler,
                   eos_token_id: int | None, report: dict, bucket: int | None, kv_pages: int | None,
-                  page_size: int) -> Iterator[int]:
+                  page_size: int, packed: bool) -> Iterator[int]:
     """One prompt on the paged cache, its tokens as they come; `report` filled at the end."""
     gen = _paged(sess, layout, [prompt], [count], 1, bucket, kv_pages, page_size)
     check = None
@@ -504,6 +505,7 @@ def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sa
             gen.release()
             raise
         gen.bucket = bucket if ok else None
+    gen.packed = gen.packed and packed
     tokens = []
     try:
         for _, token in gen.run([prompt], [sampler], eos_token_id, [count]):
@@ -519,21 +521,22 @@ def _paged_stream(sess: Any, layout: DecoderLayout, prompt: list, count: int, sa
 
 def _generate_paged(sess: Any, layout: DecoderLayout, prompts: list, counts: list, make_sampler: Callable,
                     eos_token_id: int | None, stream: Callable | None, max_batch: int, bucket: int | None,
-                    kv_pages: int | None, page_size: int, many: bool) -> Any:
+                    kv_pages: int | None, page_size: int, many: bool, packed: bool) -> Any:
     """generate() on the paged cache (_paged_decode.py): continuous batching for several prompts."""
     gen = _paged(sess, layout, prompts, counts, max_batch, bucket, kv_pages, page_size)
     try:
-        return _run_paged(gen, prompts, counts, make_sampler, eos_token_id, stream, max_batch, bucket, many)
+        return _run_paged(gen, prompts, counts, make_sampler, eos_token_id, stream, max_batch, bucket, many, packed)
     finally:
         gen.release()
 
 
 def _run_paged(gen: PagedGeneration, prompts: list, counts: list, make_sampler: Callable, eos_token_id: int | None,
-               stream: Callable | None, max_batch: int, bucket: int | None, many: bool) -> Any:
+               stream: Callable | None, max_batch: int, bucket: int | None, many: bool, packed: bool) -> Any:
     check = None
     if bucket is not None:
         ok, check = _padding_checked(gen, prompts[0])
         gen.bucket = bucket if ok else None
+    gen.packed = gen.packed and packed
     batching = "off: one prompt" if len(prompts) < 2 else "off: max_batch is 1" if max_batch < 2 else \
         "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else \
         "off: the KV bucket check " + check if gen.bucket is None else "on"
@@ -561,7 +564,7 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
              temperature: float = 1.0, seed: int | None = None, eos_token_id: int | None = None,
              sess_options: Any = None, stream: Callable[[int], Any] | None = None,
              kv_bucket: int | None = DEFAULT_KV_BUCKET, max_batch: int = 8, kv_cache: str = "auto",
-             kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE) -> Any:
+             kv_pages: int | None = None, kv_page_size: int = DEFAULT_PAGE_SIZE, packed_prefill: bool = True) -> Any:
     """Decodes up to max_new_tokens tokens after prompt_ids (a list of token ids; or a list of such lists,
     which decode together with continuous batching, up to max_batch at a time).
 
@@ -580,6 +583,10 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     room for max_batch sequences of the longest request); kv_page_size: tokens per page (default 16). A
     sequence that needs a page when none is free is refused (report["refused"], stopped_by
     "kv_pool_exhausted") and the others go on; a single prompt raises sdx.ResourceExhausted.
+    packed_prefill (default True; paged cache with kv_bucket): a prompt's tokens are rows of the model call
+    that also holds the running sequences' decode tokens, calls bucketed by their token count, so prefills
+    replay whatever the prompt lengths (checked once per session against the prompt run alone; report
+    ["kv_bucket_check"]); False: each prompt runs alone at its exact length.
 
     max_batch (default 8): several prompts decode as one batch of up to max_batch sequences, one model call per
     step for all of them; a sequence joins when a row is free and leaves when it ends (_batch_decode.py). Each
@@ -603,7 +610,7 @@ def generate(model: Any, prompt_ids: Sequence[int] | Sequence[Sequence[int]], ma
     if layout.paged is not None:
         make = lambda: Sampler(sampling, top_k, top_p, temperature, seed)  # noqa: E731
         return _generate_paged(sess, layout, checked, counts, make, eos_token_id, stream, max_batch, bucket, kv_pages,
-                               int(kv_page_size), many)
+                               int(kv_page_size), many, bool(packed_prefill))
     batching = "off: one prompt" if len(checked) < 2 else "off: max_batch is 1" if max_batch < 2 else \
         "off: kv_bucket is off (batching pads rows and keys)" if bucket is None else None
     if batching is None:

@@ -9,7 +9,8 @@ skipped); the prompts decode together with continuous batching, up to --max-batc
 (--max-batch 1: one after another). The text output streams a single prompt's tokens as they come (a batch's
 once its sequences end), then the report line; --json FILE writes tokens, tokens/s, hit_rate and the
 per-token latency of every prompt, and a batch's report ('-': to stdout, instead of the text). --kv-cache,
---kv-pages and --kv-page-size choose the KV cache (a paged pool by default, when the model allows). Exit
+--kv-pages and --kv-page-size choose the KV cache (a paged pool by default, when the model allows);
+--no-packed-prefill runs each prompt alone instead of as rows of the decode call. Exit
 status 2 for a usage or input error (a model not in the with-past layout, an out-of-range token id, bad
 sampling parameters, a single prompt the KV pool cannot hold).
 """
@@ -100,7 +101,8 @@ def cmd_generate(args) -> int:
             args.model, prompts, args.max_new_tokens, sampling=args.sampling, top_k=args.top_k, top_p=args.top_p,
             temperature=args.temperature, seed=args.seed, sess_options=opts, kv_bucket=args.kv_bucket or None,
             kv_cache=args.kv_cache)
-        kv = dict(kv_cache=args.kv_cache, kv_pages=args.kv_pages, kv_page_size=args.kv_page_size)
+        kv = dict(kv_cache=args.kv_cache, kv_pages=args.kv_pages, kv_page_size=args.kv_page_size,
+                  packed_prefill=not args.no_packed_prefill)
         show = args.json != "-"
         results = []
         if len(prompts) > 1 and args.max_batch > 1:
@@ -194,6 +196,10 @@ def add_parser(sub) -> None:
                         "request); a sequence that finds none free is refused, the others go on")
     g.add_argument("--kv-page-size", type=int_at_least(1), default=DEFAULT_PAGE_SIZE, metavar="N",
                    help=f"tokens per page of the paged KV cache (default {DEFAULT_PAGE_SIZE})")
+    g.add_argument("--no-packed-prefill", action="store_true",
+                   help="run each prompt alone at its exact length (default, on the paged cache: a prompt's tokens "
+                        "are rows of the running sequences' decode call, calls bucketed by token count, so "
+                        "prefills replay whatever the prompt lengths)")
     g.add_argument("--json", metavar="FILE",
                    help="write tokens, tokens/s, hit_rate and per-token latency as JSON ('-': to stdout, instead "
                         "of the text)")

@@ -90,6 +90,9 @@ def test_prompts_join_as_rows_of_one_call_that_replays_whatever_their_lengths(mo
     assert "prompts packed as rows: within" in rs[0].report["kv_bucket_check"], rs[0].report["kv_bucket_check"]
     assert all(b["packed_prefill"] and b["prefill_calls"] <= 4 for b in batches), batches  # 3 prompts in the first
     assert sum(b["prefill_replayed"] for b in batches[2:]) >= 4, batches
+    alone = sdx.generate(sess, prompts, counts, max_batch=3, packed_prefill=False)  # each prompt its own call
+    assert [r.tokens for r in alone] == [r.tokens for r in rs]
+    assert not alone[0].report["batch"]["packed_prefill"] and alone[0].report["batch"]["prefill_calls"] == 6
 
 
 def test_a_pool_too_small_refuses_a_sequence_and_the_others_go_on(model_path):
