@@ -335,7 +335,8 @@ class LinearKernel final : public backend::Kernel {
       if (g.lowp) dequantized = dequantized_weight(g, w.data<int8_t>(), sc->data<float>());
       if (std::optional<Status> st = run_onednn_matmul(g.M, g.K, g.N, act_, x.data<float>(),
                                                        g.lowp ? dequantized.data() : w.data<float>(),
-                                                       b ? b->data<float>() : nullptr, y.data<float>()))
+                                                       !g.lowp && w_is_initializer_, b ? b->data<float>() : nullptr,
+                                                       y.data<float>()))
         return *st;
     }
     return dispatch<SDX_FLOAT_TYPES>(
@@ -376,7 +377,8 @@ class LinearKernel final : public backend::Kernel {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(g.value().M, g.value().K, g.value().N, act_, x.data<float>(),
                              g.value().lowp ? dequantized.data() : w.data<float>(), ctx.input_is_constant(1),
-                             b ? b->data<float>() : nullptr, ctx.output(0).data<float>(),
+                             !g.value().lowp && w_is_initializer_, b ? b->data<float>() : nullptr,
+                             ctx.output(0).data<float>(),
                              {ctx.packed_weights(), ctx.packed_key_prefix()});
       if (onednn) return std::move(*onednn);
     }

@@ -184,7 +184,7 @@ class MatMulKernel final : public backend::Kernel {
     SDX_ASSIGN_OR_RETURN(Tensor y, ctx.allocate_output(0, a.dtype(), g.out_shape), "");
     if (const int64_t rows = onednn_rows(a, b, g)) {
       if (std::optional<Status> st = run_onednn_matmul(rows, g.K, g.N, FusedActivation(), a.data<float>(),
-                                                       b.data<float>(), nullptr, y.data<float>()))
+                                                       b.data<float>(), /*w_kept=*/true, nullptr, y.data<float>()))
         return *st;
     }
     return dispatch<SDX_MATMUL_TYPES>(
@@ -209,7 +209,7 @@ class MatMulKernel final : public backend::Kernel {
     if (const int64_t rows = onednn_rows(a, b, g.value())) {
       std::optional<std::unique_ptr<backend::BoundKernel>> onednn =
           bind_onednn_matmul(rows, g.value().K, g.value().N, FusedActivation(), a.data<float>(), b.data<float>(),
-                             ctx.input_is_constant(1), nullptr, ctx.output(0).data<float>(),
+                             ctx.input_is_constant(1), /*w_kept=*/true, nullptr, ctx.output(0).data<float>(),
                              {ctx.packed_weights(), ctx.packed_key_prefix()});
       if (onednn) return std::move(*onednn);
     }

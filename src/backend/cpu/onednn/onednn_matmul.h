@@ -57,6 +57,11 @@ class OneDnnMatMul {
   // Reorders W ([K, N], row-major) into the packed buffer, or uses the bytes `packed` holds for it in
   // place (recording what it packs when the store records). Single-threaded.
   Status pack_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
+  // pack_weights for a W the caller keeps at this address, unchanged, for as long as anything packed from
+  // it may run (a session's initializer): the packed bytes are shared with every OneDnnMatMul that packs
+  // the same W into the same layout (the plans of several shapes, run()'s per-call primitives), packed
+  // once while any of them lives. With a store, as pack_weights.
+  Status pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
   // y = act(x w + bias) with the weights of the last pack_weights(). bias: N floats or null (must be
   // given iff make() had has_bias). Fails only if a oneDNN primitive does.
   Status run(const float* x, const float* bias, float* y) const;
@@ -73,6 +78,8 @@ class OneDnnMatMul {
 
   // Row pieces (tests).
   int num_pieces() const;
+  // Where the packed W lives (tests: shared packings).
+  const void* packed_weights_data() const;
 
   struct Spec;  // what the primitives depend on (onednn_matmul.cc)
 
@@ -94,16 +101,18 @@ class OneDnnMatMul {
 // prepare() choose the same path whatever prepare() is told about the input's constness.
 bool onednn_matmul_weight(const ir::Node& node, int i);
 
-// The shared run() of sdx.Linear and MatMul on oneDNN: y = act(x w + bias) for a weight that is a graph
-// initializer, packing it on this call. nullopt, with nothing written, when OneDnnMatMul::make declines.
+// The shared run() of sdx.Linear and MatMul on oneDNN: y = act(x w + bias), packing w on this call (w_kept:
+// w is a constant the model keeps, packed as pack_kept_weights: found packed when a plan holds it). nullopt,
+// with nothing written, when OneDnnMatMul::make declines.
 std::optional<Status> run_onednn_matmul(int64_t M, int64_t K, int64_t N, const FusedActivation& act, const float* x,
-                                        const float* w, const float* bias, float* y);
+                                        const float* w, bool w_kept, const float* bias, float* y);
 // Their prepare(): the bound call over these fixed buffers; nullopt when make() declines (the caller
 // binds its gemm path, as its run() takes it), null when the weight reorder failed (no bound form: replay
-// calls run()). A constant weight (w_constant) is packed here, once; any other before every call.
+// calls run()). A constant weight (w_constant) is packed here, once (w_kept: shared, as pack_kept_weights);
+// any other before every call.
 std::optional<std::unique_ptr<backend::BoundKernel>> bind_onednn_matmul(int64_t M, int64_t K, int64_t N,
                                                                         const FusedActivation& act, const float* x,
-                                                                        const float* w, bool w_constant,
+                                                                        const float* w, bool w_constant, bool w_kept,
                                                                         const float* bias, float* y,
                                                                         const backend::PackedWeightsRef& packed = {});
 

@@ -31,10 +31,15 @@ namespace sdx::cpu {
 // The key of one packed-weight buffer (backend/packed_weights.h): the step's prefix, what packed it, the
 // piece, and a hash of the packed layout's descriptor (a POD struct in oneDNN 2.x: dims, blocking,
 // padding), so that bytes packed for another layout (another ISA, another thread count) are never used.
+// A hash of a memory descriptor (a POD struct in oneDNN 2.x): two descriptors with one hash lay out the
+// same bytes.
+inline uint64_t layout_hash(const dnnl::memory::desc& md) {
+  return fnv1a64(std::string_view(reinterpret_cast<const char*>(&md.data), sizeof md.data));
+}
+
 inline std::string packed_weights_key(const std::string& prefix, const char* what, int64_t piece,
                                       const dnnl::memory::desc& md) {
-  const uint64_t h = fnv1a64(std::string_view(reinterpret_cast<const char*>(&md.data), sizeof md.data));
-  return prefix + "|" + what + "|" + std::to_string(piece) + "|" + hex64(h);
+  return prefix + "|" + what + "|" + std::to_string(piece) + "|" + hex64(layout_hash(md));
 }
 
 // The CPU engine (one per process; oneDNN engines are thread-safe).

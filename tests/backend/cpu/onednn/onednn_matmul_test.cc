@@ -95,6 +95,45 @@ TEST(OneDnnMatMul, MatchesGemmForOddSizesBiasAndActivations) {
   }
 }
 
+TEST(OneDnnMatMul, KeptWeightsArePackedOnceWhileAnyPackingOfThemLives) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  const cpu::FusedActivation none = cpu::FusedActivation::make("none", {}).value();
+  Tensor w = random_tensor(DType::kFloat32, {256, 768}, 4);
+  const Tensor w2 = random_tensor(DType::kFloat32, {256, 768}, 5);
+  auto check = [&](const cpu::OneDnnMatMul& mm, int64_t M, const Tensor& weights) {
+    const Dims d{M, 256, 768};
+    const Tensor x = random_tensor(DType::kFloat32, {M, 256}, 6);
+    std::vector<float> y(static_cast<size_t>(M * 768), NAN);
+    ASSERT_TRUE(mm.run(x.data<float>(), nullptr, y.data()).is_ok());
+    const std::vector<float> want = reference(d, x.data<float>(), weights.data<float>(), nullptr, none);
+    EXPECT_TRUE(close(y.data(), want.data(), M * 768, 1e-6 * 16 * 9));
+  };
+  {
+    // Two plans of one shape, one of another, and run()'s per-call primitive: one packed copy.
+    auto a = cpu::OneDnnMatMul::make(16, 256, 768, none, false), b = cpu::OneDnnMatMul::make(16, 256, 768, none, false);
+    auto c = cpu::OneDnnMatMul::make(40, 256, 768, none, false);
+    ASSERT_TRUE(a && b && c);
+    ASSERT_TRUE(a->pack_kept_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(b->pack_kept_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(c->pack_kept_weights(w.data<float>()).is_ok());
+    EXPECT_EQ(a->packed_weights_data(), b->packed_weights_data());
+    check(*a, 16, w);
+    check(*c, 40, w);
+    // Weights packed for this call only, and other weights, have their own copies.
+    auto own = cpu::OneDnnMatMul::make(16, 256, 768, none, false), other = cpu::OneDnnMatMul::make(16, 256, 768, none, false);
+    ASSERT_TRUE(own->pack_weights(w.data<float>()).is_ok());
+    ASSERT_TRUE(other->pack_kept_weights(w2.data<float>()).is_ok());
+    EXPECT_NE(own->packed_weights_data(), a->packed_weights_data());
+    EXPECT_NE(other->packed_weights_data(), a->packed_weights_data());
+    check(*other, 16, w2);
+  }
+  // Every packing of w is gone: a later one packs what w holds then.
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = -w.data<float>()[i];
+  auto later = cpu::OneDnnMatMul::make(16, 256, 768, none, false);
+  ASSERT_TRUE(later->pack_kept_weights(w.data<float>()).is_ok());
+  check(*later, 16, w);
+}
+
 // X with NaN and infinities in a few rows: every activation leaves NaN exactly where the gemm reference
 // has it (oneDNN's own Relu and Clip turn NaN into 0, so they run in sdx's epilogue; LeakyRelu with
 // alpha 0 is oneDNN's Relu), the other elements close.
