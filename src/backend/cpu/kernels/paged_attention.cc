@@ -46,19 +46,31 @@ struct Params {
 
 struct Scratch {
   explicit Scratch(const PagedShape& s)
-      : scores(static_cast<size_t>(bq(s) * kAttentionBlockKv)),
-        row_max(static_cast<size_t>(bq(s))),
-        row_sum(static_cast<size_t>(bq(s))),
+      : scores(static_cast<size_t>(rows(s) * kAttentionBlockKv)),
+        row_max(static_cast<size_t>(rows(s))),
+        row_sum(static_cast<size_t>(rows(s))),
         workspace(static_cast<size_t>(std::max(gemm_workspace_size(kAttentionBlockKv, s.d),
                                                gemm_workspace_size(s.dv, kAttentionBlockKv)))),
-        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))) {
+        zeros(static_cast<size_t>(kAttentionBlockKv * std::max(s.d, s.dv))),
+        q_rows(static_cast<size_t>(s.s == 1 ? rows(s) * s.d : 0)),
+        y_rows(static_cast<size_t>(s.s == 1 ? rows(s) * s.dv : 0)) {
     std::fill(zeros.data(), zeros.data() + zeros.size(), 0.f);
   }
+  // Query rows a block takes: of one sequence's S, or (S = 1) of a RowBlock's rows.
   static int64_t bq(const PagedShape& s) { return std::min(s.s, kAttentionBlockQ); }
+  static int64_t rows(const PagedShape& s) { return s.s == 1 ? std::min(s.batch, kAttentionBlockQ) : bq(s); }
   ScratchBuffer<float> scores, row_max;
   ScratchBuffer<double> row_sum;
   ScratchBuffer<float> workspace;
-  ScratchBuffer<float> zeros;  // the keys and values of empty slots
+  ScratchBuffer<float> zeros;           // the keys and values of empty slots
+  ScratchBuffer<float> q_rows, y_rows;  // a RowBlock's query and output rows of one head, contiguous
+};
+
+// Rows b0 .. b0 + rows - 1 (S = 1) that fold as one block of queries: the tokens of a packed prefill, row
+// b + 1 being row b's sequence one token on (plan_row_blocks).
+struct RowBlock {
+  int64_t b0 = 0, rows = 1;
+  int64_t keys = 0;  // the slot map entries of its last row (keys_of_row)
 };
 
 // One call's scratch: a Scratch per thread, and K_new / V_new by token, [H_kv, B * S, D] (what -2 - j slot
@@ -68,9 +80,11 @@ struct Work {
       : tokens_k(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.d)),
         tokens_v(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.dv)) {
     for (int u = 0; u < std::max(1, current_num_threads()); ++u) threads.push_back(std::make_unique<Scratch>(s));
+    blocks.reserve(static_cast<size_t>(s.batch));
   }
   std::vector<std::unique_ptr<Scratch>> threads;
   ScratchBuffer<float> tokens_k, tokens_v;
+  std::vector<RowBlock> blocks;  // this call's (plan_row_blocks), capacity B: filled without allocating
 };
 
 struct Pointers {
@@ -145,6 +159,99 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
   attention::finish_rows(y, mq, s.dv, sum, [](int64_t) { return false; });
 }
 
+// The mask's value at (batch b, head h, query row 0, key position t) hides the key: a bool false (with a
+// mask_value that leaves no weight) or an additive value so low that exp() of it is 0, for every head.
+bool hidden(const PagedShape& s, const Params& p, const Pointers& x, int64_t b, int64_t t) {
+  for (int64_t h = 0; h < (s.mask.sh ? s.heads : 1); ++h) {
+    const int64_t at = b * s.mask.sb + h * s.mask.sh + t * s.mask.sk;
+    const bool hides = s.mask.kind == MaskKind::kBool ? !static_cast<const bool*>(x.mask)[at] && p.mask_value <= -1e30f
+                       : s.mask.kind == MaskKind::kAdditive ? static_cast<const float*>(x.mask)[at] <= -1e30f
+                                                             : false;
+    if (!hides) return false;
+  }
+  return true;
+}
+
+// Entries of slot map row b before its first empty one when every later one is empty and hidden by the
+// mask (then the row's keys are those entries and its own: nothing else gets weight); else -1.
+int64_t keys_of_row(const PagedShape& s, const Params& p, const Pointers& x, int64_t b) {
+  const int64_t* row = x.slots + b * s.past;
+  int64_t n = 0;
+  while (n < s.past && row[n] != paged::kEmpty) ++n;
+  for (int64_t t = n; t < s.past; ++t)
+    if (row[t] != paged::kEmpty || !hidden(s, p, x, b, t)) return -1;
+  return n;
+}
+
+// Splits the rows (S = 1) into RowBlocks: row b joins row b - 1's block when both have keys_of_row, row b's
+// entries are row b - 1's followed by -2 - (b - 1) (its sequence one token on, in this call), and the block
+// has fewer than kAttentionBlockQ rows. A packed prompt of n tokens becomes ceil(n / 64) blocks whose keys
+// are folded once per block, as a prefill's are, instead of once per row.
+void plan_row_blocks(const PagedShape& s, const Params& p, const Pointers& x, std::vector<RowBlock>& blocks) {
+  blocks.clear();
+  int64_t prev = -1;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t n = keys_of_row(s, p, x, b);
+    const int64_t* row = x.slots + b * s.past;
+    const bool joins = n > 0 && prev >= 0 && n == prev + 1 && row[prev] == -2 - (b - 1) &&
+                       std::equal(row, row + prev, row - s.past) && blocks.back().rows < kAttentionBlockQ;
+    if (joins) ++blocks.back().rows;
+    else blocks.push_back(RowBlock{b, 1, n});
+    blocks.back().keys = n;
+    prev = n;
+  }
+}
+
+// Head h of a RowBlock: its rows' queries gathered, the keys of its last row (its entries, then its own new
+// key) folded once, row r seeing the first (its entries + 1) of them; the mask of row r applies at its own
+// positions (its own key: the mask's new-key position P).
+void compute_rows(const PagedShape& s, const Params& p, const Pointers& x, Scratch& scratch, const RowBlock& blk,
+                  int64_t h) {
+  const int64_t m = blk.rows, last = blk.b0 + m - 1, hk = h / (s.heads / s.kv_heads);
+  const int64_t n_last = blk.keys, n_first = n_last - (m - 1);
+  float *q = scratch.q_rows.data(), *y = scratch.y_rows.data();
+  for (int64_t r = 0; r < m; ++r) std::copy_n(x.q + ((blk.b0 + r) * s.heads + h) * s.d, s.d, q + r * s.d);
+  float* const mx = scratch.row_max.data();
+  double* const sum = scratch.row_sum.data();
+  // Row r's scores for block keys [t, t + n): its keys are block keys [0, n_first + r] (the last one its
+  // own); returns how many of the n it sees, masked.
+  auto prepare_at = [&](int64_t t, int64_t n) {
+    return [&, t, n](int64_t r, float* row) -> int64_t {
+      const int64_t own = n_first + r, b = blk.b0 + r;
+      const int64_t visible = std::clamp<int64_t>(own + 1 - t, 0, n);
+      const int64_t base = b * s.mask.sb + h * s.mask.sh;
+      for (int64_t j = 0; j < visible && s.mask.kind != MaskKind::kNone; ++j) {
+        const int64_t at = base + (t + j == own ? s.past : t + j) * s.mask.sk;
+        if (s.mask.kind == MaskKind::kBool) {
+          if (!static_cast<const bool*>(x.mask)[at]) row[j] = p.mask_value;
+        } else {
+          row[j] += static_cast<const float*>(x.mask)[at];
+        }
+      }
+      return visible;
+    };
+  };
+  attention::begin_rows(y, m, s.dv, mx, sum);
+  const int64_t* map = x.slots + last * s.past;
+  for (int64_t t = 0; t < n_last;) {
+    const int64_t slot = map[t];
+    const int64_t step = slot < paged::kEmpty ? -1 : 1;
+    int64_t n = 1;
+    while (t + n < n_last && n < kAttentionBlockKv && map[t + n] == slot + step * n) ++n;
+    const int64_t j = hk * s.batch + paged::new_token(slot);
+    const float* kr = slot >= 0 ? x.k_cache + (hk * s.slots + slot) * s.d : x.k_tokens + j * s.d;
+    const float* vr = slot >= 0 ? x.v_cache + (hk * s.slots + slot) * s.dv : x.v_tokens + j * s.dv;
+    attention::fold_chunk(q, m, s.d, s.dv, kr, vr, n, p.scale, prepare_at(t, n), scratch.scores.data(), mx, sum,
+                          scratch.workspace.data(), y);
+    t += n;
+  }
+  attention::fold_chunk(q, m, s.d, s.dv, x.k_new + (last * s.kv_heads + hk) * s.d,
+                        x.v_new + (last * s.kv_heads + hk) * s.dv, 1, p.scale, prepare_at(n_last, 1),
+                        scratch.scores.data(), mx, sum, scratch.workspace.data(), y);
+  attention::finish_rows(y, m, s.dv, sum, [](int64_t) { return false; });
+  for (int64_t r = 0; r < m; ++r) std::copy_n(y + r * s.dv, s.dv, x.y + ((blk.b0 + r) * s.heads + h) * s.dv);
+}
+
 // K_new / V_new [B, H_kv, S, D] -> Work's [H_kv, B * S, D].
 void lay_out_by_token(const PagedShape& s, const Pointers& x, Work& work) {
   for (int64_t b = 0; b < s.batch; ++b)
@@ -158,22 +265,32 @@ void lay_out_by_token(const PagedShape& s, const Pointers& x, Work& work) {
 Status compute(const PagedShape& s, const Params& p, Pointers x, Work& work) {
   SDX_RETURN_IF_ERROR(
       paged::check_slot_map("sdx.PagedAttention", x.slots, s.batch, s.past, s.slots, s.batch * s.s), "");
+  work.blocks.clear();
   if (paged::names_new_tokens(x.slots, s.batch * s.past)) {
     lay_out_by_token(s, x, work);
     x.k_tokens = work.tokens_k.data();
     x.v_tokens = work.tokens_v.data();
+    if (s.s == 1) plan_row_blocks(s, p, x, work.blocks);
   }
+  // Tasks: (RowBlock, head) when the rows were blocked, else (batch, head, block of query rows).
+  const bool by_rows = !work.blocks.empty();
   const int64_t q_blocks = (s.s + Scratch::bq(s) - 1) / Scratch::bq(s);
-  const int64_t tasks = s.batch * s.heads * q_blocks;
+  const int64_t tasks = by_rows ? static_cast<int64_t>(work.blocks.size()) * s.heads : s.batch * s.heads * q_blocks;
   const int64_t units = std::min<int64_t>(static_cast<int64_t>(work.threads.size()), tasks);
-  const bool split = units > 1 && tasks * (s.past + s.s) * s.d * std::min(s.s, Scratch::bq(s)) >= 32 * 1024;
+  const bool split = units > 1 && s.batch * s.heads * (s.past + s.s) * s.d * s.s >= 32 * 1024;
   parallel_for(split ? units : 1, 1, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
+      Scratch& scratch = *work.threads[static_cast<size_t>(u)];
       const int64_t t0 = tasks * u / (split ? units : 1), t1 = tasks * (u + 1) / (split ? units : 1);
       for (int64_t t = t0; t < t1; ++t) {
+        if (by_rows) {
+          const RowBlock& blk = work.blocks[static_cast<size_t>(t / s.heads)];
+          if (blk.rows > 1) compute_rows(s, p, x, scratch, blk, t % s.heads);
+          else compute_block(s, p, x, scratch, blk.b0, t % s.heads, 0);
+          continue;
+        }
         const int64_t bh = t / q_blocks;
-        compute_block(s, p, x, *work.threads[static_cast<size_t>(u)], bh / s.heads, bh % s.heads,
-                      (t % q_blocks) * Scratch::bq(s));
+        compute_block(s, p, x, scratch, bh / s.heads, bh % s.heads, (t % q_blocks) * Scratch::bq(s));
       }
     }
   });

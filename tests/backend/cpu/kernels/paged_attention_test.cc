@@ -111,35 +111,93 @@ Tensor swap_rows(const Tensor& x) {
   return t;
 }
 
-TEST(PagedAttention, APackedPrefillEqualsThePrefillAsOneRow) {
-  // A sequence with 40 past tokens in the pool and 9 new ones; packed, new token i is row i with the past's
-  // slots, then -2 - k for its earlier new tokens k < i, then empty (-1, masked) positions.
-  const int64_t H = 4, Hkv = 2, L = 9, P0 = 40, D = 8, slots = 128, W = P0 + L;
-  Tensor q = randn({1, H, L, D}, 31), kn = randn({1, Hkv, L, D}, 32), vn = randn({1, Hkv, L, D}, 33),
-         kc = randn({Hkv, slots, D}, 34), vc = randn({Hkv, slots, D}, 35);
-  Tensor past = slot_map(1, P0, 8, slots, 0, 36);
-  NodeSpec one{.op = "PagedAttention", .domain = "sdx", .opset = 1, .inputs = {q, kn, vn, kc, vc, past}};
-  auto want = run_single(one);
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  Tensor map = Tensor::allocate(DType::kInt64, Shape{L, W}).value();
-  Tensor mask = Tensor::allocate(DType::kFloat32, Shape{L, 1, 1, W + 1}).value();
-  for (int64_t i = 0; i < L; ++i)
-    for (int64_t t = 0; t <= W; ++t) {
-      const int64_t e = t < P0 ? past.data<int64_t>()[t] : t - P0 < i ? -2 - (t - P0) : -1;
-      if (t < W) map.data<int64_t>()[i * W + t] = e;
-      mask.data<float>()[i * (W + 1) + t] = t < W && e == -1 ? -3.4028234663852886e38f : 0.f;
+struct Packed {
+  int64_t past, fresh;  // a sequence's tokens in the pool and in this call
+};
+
+// Sequences packed as rows of one call (S = 1): token i of sequence q is a row with q's past slots, then
+// -2 - k for q's earlier tokens k of the call, then empty positions up to the width; `pad` rows after them
+// hold no sequence (all empty). The mask (kind "additive", "bool" or "none") hides every empty position.
+// Each sequence's rows are compared with the same sequence as one row of S = fresh tokens (masked kinds: the
+// empty positions get no weight either way), or (no mask: empty slots are zero keys) with sdx.Attention
+// over sdx.PagedConcat's tensors.
+void check_packed(const std::vector<Packed>& seqs, int64_t pad, const std::string& kind, int64_t H, int64_t Hkv,
+                  unsigned seed) {
+  SCOPED_TRACE(kind + " mask, " + std::to_string(seqs.size()) + " sequences");
+  const int64_t D = 8, slots = 512;
+  int64_t rows = pad, width = 1;
+  for (const Packed& q : seqs) rows += q.fresh, width = std::max(width, q.past + q.fresh + 2);
+  Tensor q = randn({rows, H, 1, D}, seed), kn = randn({rows, Hkv, 1, D}, seed + 1),
+         vn = randn({rows, Hkv, 1, D}, seed + 2), kc = randn({Hkv, slots, D}, seed + 3),
+         vc = randn({Hkv, slots, D}, seed + 4);
+  Tensor map = Tensor::allocate(DType::kInt64, Shape{rows, width}).value();
+  Tensor add = Tensor::allocate(DType::kFloat32, Shape{rows, 1, 1, width + 1}).value();
+  Tensor keep = Tensor::allocate(DType::kBool, Shape{rows, 1, 1, width + 1}).value();
+  std::vector<Tensor> pasts;
+  int64_t r0 = 0;
+  for (const Packed& sq : seqs) {
+    pasts.push_back(slot_map(1, sq.past, 4, slots / 2, 0, seed + 5 + static_cast<unsigned>(r0)));
+    for (int64_t i = 0; i < sq.fresh; ++i)
+      for (int64_t t = 0; t <= width; ++t) {
+        const int64_t e = t < sq.past ? pasts.back().data<int64_t>()[t] : t - sq.past < i ? -2 - (r0 + t - sq.past) : -1;
+        if (t < width) map.data<int64_t>()[(r0 + i) * width + t] = e;
+        add.data<float>()[(r0 + i) * (width + 1) + t] = t < width && e == -1 ? -3.4028234663852886e38f : 0.f;
+        keep.data<bool>()[(r0 + i) * (width + 1) + t] = !(t < width && e == -1);
+      }
+    r0 += sq.fresh;
+  }
+  for (int64_t r = r0; r < rows; ++r)
+    for (int64_t t = 0; t <= width; ++t) {
+      if (t < width) map.data<int64_t>()[r * width + t] = -1;
+      add.data<float>()[r * (width + 1) + t] = t < width ? -3.4028234663852886e38f : 0.f;
+      keep.data<bool>()[r * (width + 1) + t] = t == width;
     }
-  NodeSpec packed{.op = "PagedAttention", .domain = "sdx", .opset = 1,
-                  .inputs = {swap_rows(q), swap_rows(kn), swap_rows(vn), kc, vc, map, mask}};
+  NodeSpec packed{.op = "PagedAttention", .domain = "sdx", .opset = 1, .inputs = {q, kn, vn, kc, vc, map}};
+  if (kind != "none") packed.inputs.push_back(kind == "bool" ? keep : add);
   auto got = run_single(packed);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  Tensor back = swap_rows(got.value());
-  ASSERT_EQ(back.shape(), want.value().shape());
-  for (int64_t i = 0; i < back.numel(); ++i) {
-    const float w = want.value().data<float>()[i];
-    ASSERT_NEAR(back.data<float>()[i], w, 1e-6f + 1e-5f * std::fabs(w)) << i;
-  }
   expect_bound_matches(packed);
+  if (kind == "none") {
+    auto k = run_single(paged_concat(kc, map, kn));
+    auto v = run_single(paged_concat(vc, map, vn));
+    ASSERT_TRUE(k.is_ok() && v.is_ok());
+    auto want = run_single(NodeSpec{.op = "Attention", .domain = "sdx", .opset = 1, .inputs = {q, k.value(), v.value()}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    for (int64_t i = 0; i < got.value().numel(); ++i)
+      ASSERT_NEAR(got.value().data<float>()[i], want.value().data<float>()[i], 1e-5f) << i;
+    return;
+  }
+  r0 = 0;
+  for (size_t k = 0; k < seqs.size(); ++k) {
+    const Packed& sq = seqs[k];
+    auto rows_of = [&](const Tensor& x, int64_t heads) {  // rows r0 .. r0 + fresh of x as [1, heads, fresh, D]
+      Tensor t = Tensor::allocate(DType::kFloat32, Shape{1, heads, sq.fresh, D}).value();
+      for (int64_t i = 0; i < sq.fresh; ++i)
+        for (int64_t h = 0; h < heads; ++h)
+          std::copy_n(x.data<float>() + ((r0 + i) * heads + h) * D, D, t.data<float>() + (h * sq.fresh + i) * D);
+      return t;
+    };
+    auto want = run_single(NodeSpec{.op = "PagedAttention", .domain = "sdx", .opset = 1,
+                                    .inputs = {rows_of(q, H), rows_of(kn, Hkv), rows_of(vn, Hkv), kc, vc, pasts[k]}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    const Tensor mine = rows_of(got.value(), H);
+    for (int64_t i = 0; i < mine.numel(); ++i) {
+      const float w = want.value().data<float>()[i];
+      ASSERT_NEAR(mine.data<float>()[i], w, 1e-6f + 1e-5f * std::fabs(w)) << "sequence " << k << " at " << i;
+    }
+    r0 += sq.fresh;
+  }
+}
+
+TEST(PagedAttention, PackedPrefillsEqualEachPrefillAsOneRow) {
+  // One prompt with a past (a block of 9 rows); three prompts and two decode rows in one call, then padding;
+  // a prompt of 150 tokens (blocks of 64, 64 and 22 rows); the same with a bool mask; without a mask (no
+  // row blocks: empty slots are zero keys with weight).
+  check_packed({{40, 9}}, 0, "additive", 4, 2, 31);
+  check_packed({{0, 5}, {17, 1}, {3, 12}, {30, 1}, {0, 1}}, 3, "additive", 4, 2, 41);
+  check_packed({{8, 150}}, 2, "additive", 2, 2, 51);
+  check_packed({{0, 5}, {17, 1}, {3, 70}}, 1, "bool", 4, 1, 61);
+  check_packed({{6, 4}, {0, 3}}, 2, "none", 2, 2, 71);
 }
 
 struct Case {
