@@ -50,12 +50,16 @@ from ._paged_graph import LOGIT_ROWS, ROW_LOGITS, SLOT_MAP
 MAX_PACKED_TOKENS = 512  # prompt tokens one call takes in (a longer prompt still runs, alone)
 
 
+TOKEN_STEP = 8  # calls with more tokens than the batch buckets are padded to a multiple of this many rows
+
+
 def token_bucket(n: int, batch: list) -> int:
-    """Rows for a call of n tokens: the batch bucket when n fits one, else 1, 2, 4, .., 32, then multiples of
-    32 (pieces bucketed by token count: few plans, at most 31 padding rows past 32)."""
+    """Rows for a call of n tokens: the batch bucket when n fits one, else the next multiple of TOKEN_STEP
+    (pieces bucketed by token count). A prefill's cost grows with its rows (on a CPU it is bound by
+    arithmetic), so the step is small: at most 7 padded rows; a new bucket costs one warm-up call."""
     if n <= batch[-1]:
         return next(b for b in batch if b >= n)
-    return 1 << (n - 1).bit_length() if n <= 32 else -(-n // 32) * 32
+    return -(-n // TOKEN_STEP) * TOKEN_STEP
 
 
 class PagedGeneration:

@@ -79,8 +79,8 @@ def test_prompts_join_as_rows_of_one_call_that_replays_whatever_their_lengths(mo
     sess = check_request(model_path, [[1]], 1)
     rng = np.random.default_rng(5)
     batches = []
-    for _ in range(4):
-        prompts = [[int(x) for x in rng.integers(1, VOCAB, size=int(rng.integers(2, 24)))] for _ in range(6)]
+    for _ in range(6):
+        prompts = [[int(x) for x in rng.integers(1, VOCAB, size=int(rng.integers(2, 14)))] for _ in range(6)]
         counts = [int(c) for c in rng.integers(2, 10, size=6)]
         rs = sdx.generate(sess, prompts, counts, max_batch=3)
         for p, c, r in zip(prompts, counts, rs):
@@ -89,7 +89,8 @@ def test_prompts_join_as_rows_of_one_call_that_replays_whatever_their_lengths(mo
         batches.append(rs[0].report["batch"])
     assert "prompts packed as rows: within" in rs[0].report["kv_bucket_check"], rs[0].report["kv_bucket_check"]
     assert all(b["packed_prefill"] and b["prefill_calls"] <= 4 for b in batches), batches  # 3 prompts in the first
-    assert sum(b["prefill_replayed"] for b in batches[2:]) >= 4, batches
+    later = batches[3:]  # most calls with prompt tokens replay once their buckets were seen
+    assert 2 * sum(b["prefill_replayed"] for b in later) > sum(b["prefill_calls"] for b in later), batches
     alone = sdx.generate(sess, prompts, counts, max_batch=3, packed_prefill=False)  # each prompt its own call
     assert [r.tokens for r in alone] == [r.tokens for r in rs]
     assert not alone[0].report["batch"]["packed_prefill"] and alone[0].report["batch"]["prefill_calls"] == 6
