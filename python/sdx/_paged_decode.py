@@ -239,6 +239,18 @@ class PagedGeneration:
         def refuse(i: int, err: Exception) -> None:
             self.outcomes[i] = f"refused: {err}"
 
+        def joined(i: int, seq: Any, logits: np.ndarray, seconds: float) -> Iterator[tuple[int, int]]:
+            """A prompt's first token, from its last position's logits: yielded; the sequence joins the batch."""
+            token = samplers[i](logits)
+            self.per_sequence[i]["prefill_s"] = seconds
+            produced[i] += 1
+            yield i, token
+            if finished(i, token):
+                pool.free(seq)
+            else:
+                active.append([i, seq, token])
+                self._prompts.append((prompts[i], seq))
+
         def too_long(i: int) -> bool:
             need = pool.pages_for(len(prompts[i]) + 1)
             if need > pool.pages:
@@ -263,18 +275,10 @@ class PagedGeneration:
                     refuse(i, e)
                     continue
                 pending.pop(0)
-                token = samplers[i](logits)
-                self.per_sequence[i]["prefill_s"] = time.perf_counter() - t0
-                prefill_s += self.per_sequence[i]["prefill_s"]
-                prefill_calls += 1
-                prefill_replayed += replayed_alone
-                produced[i] += 1
-                yield i, token
-                if finished(i, token):
-                    pool.free(seq)
-                else:
-                    active.append([i, seq, token])
-                    self._prompts.append((prompts[i], seq))
+                elapsed = time.perf_counter() - t0
+                prefill_s, prefill_calls, prefill_replayed = prefill_s + elapsed, prefill_calls + 1, \
+                    prefill_replayed + replayed_alone
+                yield from joined(i, seq, logits, elapsed)
             for entry in list(active):  # a slot for each row's new token (running sequences come first)
                 try:
                     pool.append(entry[1])
@@ -341,15 +345,7 @@ class PagedGeneration:
                 prefill_calls += 1
                 prefill_replayed += hit
             for k, (i, seq, _) in enumerate(joining):
-                token = samplers[i](logits[len(seqs) + k])
-                self.per_sequence[i]["prefill_s"] = elapsed
-                produced[i] += 1
-                yield i, token
-                if finished(i, token):
-                    pool.free(seq)
-                else:
-                    active.append([i, seq, token])
-                    self._prompts.append((prompts[i], seq))
+                yield from joined(i, seq, logits[len(seqs) + k], elapsed)
         wall = time.perf_counter() - t_start
         per_token = pool.bytes_per_page // pool.page_size
         longest = max((len(p) + c for p, c in zip(prompts, counts)), default=0)
