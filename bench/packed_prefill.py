@@ -15,11 +15,14 @@ the other warms up a plan for each new prompt length (a serving process sees new
 Reported per round and as medians: wall time and tokens/s of each (all new tokens, prefills included), the
 ratio alone / packed, the seconds spent in calls that held prompt tokens (packed: those calls also held
 decode rows), how many of those calls replayed, whether the tokens are identical; and onnxruntime's time to
-prefill the round's prompts one at a time (empty past).
+prefill the round's prompts one at a time (empty past). The disk plan cache is off (SDX_DISK_PLAN_CACHE=0
+unless set): both sessions start cold, as a process meeting new lengths does, and neither starts from plans
+an earlier run left on disk.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -69,6 +72,7 @@ def main() -> int:
     ap.add_argument("--no-ort", action="store_true", help="skip onnxruntime's prefill figure")
     ap.add_argument("--json")
     a = ap.parse_args()
+    os.environ.setdefault("SDX_DISK_PLAN_CACHE", "0")
     import sdx
     from sdx.generate import check_request
 
