@@ -102,5 +102,13 @@ def test_cli_batches(model_path, tmp_path):
     assert doc["prompts"][2]["tokens"] == _ort_greedy(model_path, PROMPTS[2], 7)
     assert 0.0 <= doc["hit_rate"] <= 1.0 and doc["tokens_per_s"] > 0
     assert "continuous batching: 3 sequences, up to 2 at a time" in r.stdout
+    assert doc["batch"]["packed_prefill"] is True
+    alone = tmp_path / "alone.json"
+    r = _cli(model_path, "--batch-file", str(batch), "--max-new-tokens", "7", "--max-batch", "2", "--no-packed-prefill",
+             "--json", str(alone))
+    assert r.returncode == 0, r.stderr
+    doc_alone = json.loads(alone.read_text())
+    assert doc_alone["batch"]["packed_prefill"] is False and doc_alone["batch"]["prefill_calls"] == 3
+    assert [p["tokens"] for p in doc_alone["prompts"]] == [p["tokens"] for p in doc["prompts"]]
     r = _cli(model_path, "--batch-file", str(batch), "--max-batch", "0")
     assert r.returncode == 2 and "--max-batch" in r.stderr
