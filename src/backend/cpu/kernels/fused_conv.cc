@@ -66,6 +66,8 @@ class FusedConvKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
     SDX_RETURN_IF_ERROR(attrs_.read(node), "sdx.FusedConv");
+    const ir::Value* w = node.num_inputs() > 1 ? node.input(1) : nullptr;
+    w_kept_ = w && w->is_initializer() && !w->is_graph_input();
     SDX_ASSIGN_OR_RETURN(act_, FusedActivation::from_node(node), "sdx.FusedConv");
     SDX_ASSIGN_OR_RETURN(layouts_.x, read_blocked(node, "input_layout"), "sdx.FusedConv");
     SDX_ASSIGN_OR_RETURN(layouts_.y, read_blocked(node, "output_layout"), "sdx.FusedConv");
@@ -92,7 +94,7 @@ class FusedConvKernel final : public backend::Kernel {
       if (std::optional<Status> st = run_depthwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_frames_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
       if (std::optional<Status> st = run_pointwise_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
-      if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, b, y, r, layouts_)) return *st;
+      if (std::optional<Status> st = run_onednn_conv(p, act_, x, w, w_kept_, b, y, r, layouts_)) return *st;
     }
     return run_reference_conv(p, act_, x, w, b, r, y, layouts_);
   }
@@ -112,7 +114,7 @@ class FusedConvKernel final : public backend::Kernel {
     std::unique_ptr<backend::BoundKernel> bound = bind_depthwise_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_frames_conv(plan.value(), act_, ctx, layouts_);
     if (!bound) bound = bind_pointwise_conv(plan.value(), act_, ctx, layouts_);
-    if (!bound) bound = bind_onednn_conv(plan.value(), act_, ctx, layouts_);
+    if (!bound) bound = bind_onednn_conv(plan.value(), act_, ctx, w_kept_, layouts_);
     if (!bound) bound = bind_reference_conv(plan.value(), act_, ctx, layouts_);
     return bound;
   }
@@ -121,6 +123,7 @@ class FusedConvKernel final : public backend::Kernel {
   ConvAttrs attrs_;
   FusedActivation act_;
   ConvLayouts layouts_;
+  bool w_kept_ = false;  // W is an initializer: its oneDNN packings are shared (kept_packs.h)
 };
 
 const backend::KernelRegistrar kFusedConv({"FusedConv", "sdx", 1, backend::kAnyOpset,

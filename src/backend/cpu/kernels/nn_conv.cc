@@ -34,6 +34,8 @@ namespace {
 class ConvKernel final : public backend::Kernel {
  public:
   Status init(const ir::Node& node) override {
+    const ir::Value* w = node.num_inputs() > 1 ? node.input(1) : nullptr;
+    w_kept_ = w && w->is_initializer() && !w->is_graph_input();
     return attrs_.read(node);
   }
 
@@ -50,7 +52,7 @@ class ConvKernel final : public backend::Kernel {
     if (std::optional<Status> st = run_depthwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_frames_conv(p, FusedActivation(), x, w, b, y)) return *st;
     if (std::optional<Status> st = run_pointwise_conv(p, FusedActivation(), x, w, b, y)) return *st;
-    if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, b, y)) return *st;
+    if (std::optional<Status> st = run_onednn_conv(p, FusedActivation(), x, w, w_kept_, b, y)) return *st;
     return run_reference_conv(p, FusedActivation(), x, w, b, nullptr, y);
   }
 
@@ -65,12 +67,13 @@ class ConvKernel final : public backend::Kernel {
     if (auto bound = bind_depthwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
     if (auto bound = bind_frames_conv(plan.value(), FusedActivation(), ctx)) return bound;
     if (auto bound = bind_pointwise_conv(plan.value(), FusedActivation(), ctx)) return bound;
-    if (auto bound = bind_onednn_conv(plan.value(), FusedActivation(), ctx)) return bound;
+    if (auto bound = bind_onednn_conv(plan.value(), FusedActivation(), ctx, w_kept_)) return bound;
     return bind_reference_conv(plan.value(), FusedActivation(), ctx);
   }
 
  private:
   ConvAttrs attrs_;
+  bool w_kept_ = false;  // W is an initializer: its oneDNN packings are shared (kept_packs.h)
 };
 
 // The calling thread's column buffer for ConvTranspose, at least n elements (grown on a thread's

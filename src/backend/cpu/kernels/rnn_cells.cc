@@ -164,15 +164,21 @@ struct RnnScratch {
 
 // Direction d's W [G*H, I] as W^T [I, G*H] packed by oneDNN for `rows` rows of X, or null (a product below
 // OneDnnMatMul::kMinMacs, or no oneDNN): then the blocked gemm, which packed W^T on every call (a third of
-// romanizer_gru_encoder's time).
-std::unique_ptr<OneDnnMatMul> input_projection(const float* w, int64_t rows, int64_t I, int64_t GH,
+// romanizer_gru_encoder's time). kept: W is an initializer, its packing shared with the other plans'
+// (OneDnnMatMul::pack_kept_weights, variant 1: transposed; W^T is made only when nothing packed it yet).
+std::unique_ptr<OneDnnMatMul> input_projection(const float* w, int64_t rows, int64_t I, int64_t GH, bool kept,
                                                const backend::PackedWeightsRef& packed) {
   std::unique_ptr<OneDnnMatMul> mm = OneDnnMatMul::make(rows, I, GH, FusedActivation(), /*has_bias=*/false);
   if (!mm) return nullptr;
-  std::vector<float> wt(static_cast<size_t>(I * GH));
-  permute(PermutePlan::make({I, GH}, {1, I}), w, wt.data());
-  if (!mm->pack_weights(wt.data(), packed).is_ok()) return nullptr;
-  return mm;
+  std::vector<float> wt;
+  auto transposed = [&] {
+    wt.resize(static_cast<size_t>(I * GH));
+    permute(PermutePlan::make({I, GH}, {1, I}), w, wt.data());
+    return static_cast<const float*>(wt.data());
+  };
+  const Status st = kept ? mm->pack_kept_weights(w, /*variant=*/1, transposed, packed)
+                         : mm->pack_weights(transposed(), packed);
+  return st.is_ok() ? std::move(mm) : nullptr;
 }
 
 // s has exactly these dims (no Shape built, so no allocation).
@@ -330,8 +336,10 @@ class RecurrentKernel final : public backend::Kernel {
     size_scratch(b->scratch, S, N, H, p.has_input(3));
     const Tensor& w = p.input(1);
     if (w.dtype() != DType::kFloat32 || w.shape() != Shape{D, G * H, I}) return Declined();  // run() names what is wrong
+    const ir::Value* wv = p.node().input(1);
+    const bool w_kept = wv && wv->is_initializer() && !wv->is_graph_input();
     for (int64_t d = 0; d < D; ++d)
-      b->scratch.proj.push_back(input_projection(w.data<float>() + d * G * H * I, S * N, I, G * H,
+      b->scratch.proj.push_back(input_projection(w.data<float>() + d * G * H * I, S * N, I, G * H, w_kept,
                                                  {p.packed_weights(), p.packed_key_prefix() + "/direction" + std::to_string(d)}));
     b->scratch.y_shape = y_shape;
     b->scratch.state_shape = state;
@@ -464,7 +472,8 @@ class RecurrentKernel final : public backend::Kernel {
     const int64_t max_len = N > 0 ? *std::max_element(lens.begin(), lens.end()) : 0;
     if constexpr (std::is_same_v<C, float>) {
       if (!qw && sc.proj.empty())  // run()'s projections, made here: the directions may run at once
-        for (int64_t e = 0; e < D; ++e) sc.proj.push_back(input_projection(ws + e * G * H * I, S * N, I, G * H, {}));
+        for (int64_t e = 0; e < D; ++e)
+          sc.proj.push_back(input_projection(ws + e * G * H * I, S * N, I, G * H, /*kept=*/false, {}));
     }
     const Pass<C> pass{xs,     ws, rs, bs, ps, rt_all, sc.rt_packed.empty() ? nullptr : sc.rt_packed.data(),
                        qw,     max_len, S, N, I, H, ctx.num_outputs() > 0 && ctx.wants_output(0)};

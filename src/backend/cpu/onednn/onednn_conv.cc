@@ -13,6 +13,7 @@
 
 #include "backend/cpu/onednn/onednn.h"
 #if SDX_WITH_ONEDNN
+#include "backend/cpu/onednn/kept_packs.h"
 #include "backend/cpu/onednn/onednn_util.h"
 #endif
 #include "backend/cpu/kernels/util/bound_util.h"
@@ -80,6 +81,7 @@ struct ConvSlice {
   memory w_user, w_packed, bias, x_user, src, dst, y_user, r_user, r_buf, scratch;
   size_t scratch_bytes = 0;
   AlignedBuffer w_buf, src_buf, dst_buf, r_own;
+  std::shared_ptr<const AlignedBuffer> w_shared;  // the packed W when shared (pack_kept_weights)
 };
 
 // The largest scratchpad a convolution made so far needs (relaxed: each thread reads it when it
@@ -475,6 +477,38 @@ Status OneDnnConv::pack_weights(const float* w, const backend::PackedWeightsRef&
   return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN weight reorder failed");
 }
 
+Status OneDnnConv::pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed) const {
+  Impl& c = *impl_;
+  // Set by any failing chunk; read after parallel_for returns, which makes the chunks' writes visible.
+  std::atomic<bool> ok{true};
+  parallel_for(static_cast<int64_t>(c.slices.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      ConvSlice& s = c.slices[static_cast<size_t>(j)];
+      const size_t bytes = s.w_packed.get_desc().get_size();
+      const std::string key =
+          packed.store ? packed_weights_key(packed.prefix, "conv", j, s.w_packed.get_desc()) : std::string();
+      const void* at = packed.store ? packed.store->find(key, bytes) : nullptr;  // a bundle's bytes
+      if (!at) {
+        // One packing per slice of W (its first output channel and, in the layout, its size).
+        s.w_shared = kept_pack(w, s.o0, s.w_packed.get_desc(), [&](void* dst) {
+          OneDnnSingleThread one;
+          s.w_user.set_data_handle(const_cast<float*>(w) + s.o0 * c.w_per_out);
+          s.w_packed.set_data_handle(dst);
+          return execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}});
+        });
+        if (!s.w_shared) {
+          ok.store(false, std::memory_order_relaxed);
+          continue;
+        }
+        at = s.w_shared->data();
+        if (packed.store && packed.store->is_recording()) packed.store->keep(key, at, bytes);
+      }
+      s.w_packed.set_data_handle(const_cast<void*>(at));
+    }
+  });
+  return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN weight reorder failed");
+}
+
 Status OneDnnConv::run(const float* x, const float* bias, float* y, const float* residual) const {
   Impl& c = *impl_;
   // Set by any failing chunk; read after the parallel_fors return (see pack_weights).
@@ -593,6 +627,9 @@ std::unique_ptr<OneDnnConv> OneDnnConv::make_with(const ConvPlan&, const FusedAc
 Status OneDnnConv::pack_weights(const float*, const backend::PackedWeightsRef&) const {
   return unimplemented("built without oneDNN");
 }
+Status OneDnnConv::pack_kept_weights(const float*, const backend::PackedWeightsRef&) const {
+  return unimplemented("built without oneDNN");
+}
 Status OneDnnConv::run(const float*, const float*, float*, const float*) const {
   return unimplemented("built without oneDNN");
 }
@@ -602,17 +639,18 @@ bool OneDnnConv::winograd() const { return false; }
 #endif
 
 std::optional<Status> run_onednn_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
-                                      const Tensor& w, const Tensor* b, Tensor& y, const Tensor* r,
+                                      const Tensor& w, bool w_kept, const Tensor* b, Tensor& y, const Tensor* r,
                                       ConvLayouts layouts) {
   if (!conv_operands_float32(x, w, b, r)) return std::nullopt;
   std::unique_ptr<OneDnnConv> conv = OneDnnConv::make(p, act, b != nullptr, r != nullptr, layouts);
   if (!conv) return std::nullopt;
-  SDX_RETURN_IF_ERROR(conv->pack_weights(w.data<float>()), "");
+  SDX_RETURN_IF_ERROR(w_kept ? conv->pack_kept_weights(w.data<float>()) : conv->pack_weights(w.data<float>()), "");
   return conv->run(x.data<float>(), b ? b->data<float>() : nullptr, y.data<float>(), r ? r->data<float>() : nullptr);
 }
 
 std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const FusedActivation& act,
-                                                       const backend::PrepareContext& ctx, ConvLayouts layouts) {
+                                                       const backend::PrepareContext& ctx, bool w_kept,
+                                                       ConvLayouts layouts) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const Tensor* b = optional_input(ctx, 2);
@@ -623,7 +661,9 @@ std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const 
   if (!conv) return nullptr;
   // Weights from an initializer are packed once, now; others before every call.
   const bool packed = ctx.input_is_constant(1);
-  if (packed && !conv->pack_weights(w.data<float>(), {ctx.packed_weights(), ctx.packed_key_prefix()}).is_ok())
+  const backend::PackedWeightsRef store{ctx.packed_weights(), ctx.packed_key_prefix()};
+  if (packed && !(w_kept ? conv->pack_kept_weights(w.data<float>(), store) : conv->pack_weights(w.data<float>(), store))
+                     .is_ok())
     return nullptr;
   return backend::bind_call([conv = std::move(conv), packed, px = x.data<float>(), pw = w.data<float>(),
                              pb = b ? b->data<float>() : nullptr, py = ctx.output(0).data<float>(),

@@ -82,6 +82,11 @@ class OneDnnConv {
   // slice whose packed bytes `packed` holds, uses those in place (recording what it packs when the store
   // records).
   Status pack_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
+  // pack_weights for a W the caller keeps at this address, unchanged, for as long as anything packed from
+  // it may run (a session's initializer): each slice's packed bytes are shared with every OneDnnConv that
+  // packs the same W into the same layout (kept_packs.h: the plans of other input sizes, run()'s per-call
+  // primitives). With a store, found bytes are used as pack_weights uses them.
+  Status pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
   // y = act((conv(x, w) + bias) + residual) with the weights of the last pack_weights(). bias: M
   // floats or null (must be given iff make() had has_bias); residual: the output's size or null
   // (must be given iff make() had has_residual; must not overlap y, which is written before the
@@ -107,14 +112,16 @@ void set_winograd_enabled(bool enabled);
 
 // The run() of Conv / sdx.FusedConv on oneDNN (y allocated with p.out_shape): its status, or
 // nullopt, with nothing written, when it does not take the case (not all float32, or
-// OneDnnConv::make declines). Packs the weights on every call. r: the residual (FusedConv) or null.
+// OneDnnConv::make declines). Packs the weights on every call (w_kept: W is an initializer, packed as
+// pack_kept_weights: found packed while a plan holds it). r: the residual (FusedConv) or null.
 std::optional<Status> run_onednn_conv(const ConvPlan& p, const FusedActivation& act, const Tensor& x,
-                                      const Tensor& w, const Tensor* b, Tensor& y, const Tensor* r = nullptr,
-                                      ConvLayouts layouts = {});
+                                      const Tensor& w, bool w_kept, const Tensor* b, Tensor& y,
+                                      const Tensor* r = nullptr, ConvLayouts layouts = {});
 // Their prepare(): the bound call on oneDNN over ctx's buffers (X, W, B?, R? at inputs 0, 1, 2, 3;
 // the caller has checked types and shapes and output 0), or null. Constant weights are packed
-// here, once.
+// here, once (w_kept: an initializer, shared as pack_kept_weights).
 std::unique_ptr<backend::BoundKernel> bind_onednn_conv(const ConvPlan& p, const FusedActivation& act,
-                                                       const backend::PrepareContext& ctx, ConvLayouts layouts = {});
+                                                       const backend::PrepareContext& ctx, bool w_kept,
+                                                       ConvLayouts layouts = {});
 
 }  // namespace sdx::cpu

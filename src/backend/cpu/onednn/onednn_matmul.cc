@@ -16,6 +16,7 @@
 #include "backend/cpu/kernels/util/activation.h"
 #include "backend/cpu/onednn/onednn.h"
 #if SDX_WITH_ONEDNN
+#include "backend/cpu/onednn/kept_packs.h"
 #include "backend/cpu/onednn/onednn_util.h"
 #endif
 #include "backend/cpu/threading/thread_pool.h"
@@ -285,50 +286,30 @@ Status OneDnnMatMul::pack(const void* w, const backend::PackedWeightsRef& packed
   return Status::ok();
 }
 
-namespace {
-
-// Packed copies of kept weights (pack_kept_weights), by the weight's address and the packed layout. An entry
-// lives while any OneDnnMatMul uses it; the address cannot come back with other contents before then (the
-// weight outlives its users). Measured on a GPT-2-small-geometry decoder at 1 thread: each new plan with
-// more than kSmallMMaxRows rows packed ~300 MB again (+300 MB resident, +100 ms at capture), and every
-// slot-by-slot call at a new shape packed every weight (65 ms a call against 20 ms replayed).
-struct KeptPacks {
-  std::mutex mu;  // guards packs; publishes each entry's bytes (written before it is inserted) to other threads
-  std::map<std::pair<const void*, uint64_t>, std::weak_ptr<const AlignedBuffer>> packs;
-};
-
-KeptPacks& kept_packs() {
-  static KeptPacks* k = new KeptPacks;  // never destroyed: packings may be released during static teardown
-  return *k;
+Status OneDnnMatMul::pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed) const {
+  return pack_kept_weights(w, 0, [w] { return w; }, packed);
 }
 
-}  // namespace
-
-Status OneDnnMatMul::pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed) const {
+Status OneDnnMatMul::pack_kept_weights(const void* kept_as, int64_t variant, const std::function<const float*()>& w,
+                                       const backend::PackedWeightsRef& packed) const {
   Impl& c = *impl_;
   const size_t bytes = c.w_packed.get_desc().get_size();
   const std::string store_key =
       packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
   const void* at = packed.store ? packed.store->find(store_key, bytes) : nullptr;  // a bundle's bytes
   if (!at) {
-    const std::pair<const void*, uint64_t> key{w, layout_hash(c.w_packed.get_desc())};
-    KeptPacks& kept = kept_packs();
-    {
-      std::lock_guard<std::mutex> lock(kept.mu);
-      auto it = kept.packs.find(key);
-      if (it != kept.packs.end()) c.w_shared = it->second.lock();
-    }
-    if (!c.w_shared) {
-      SDX_RETURN_IF_ERROR(pack(w, {}), "");
-      auto mine = std::make_shared<const AlignedBuffer>(std::move(c.w_buf));
-      std::lock_guard<std::mutex> lock(kept.mu);
-      std::weak_ptr<const AlignedBuffer>& slot = kept.packs[key];
-      c.w_shared = slot.lock();  // packed meanwhile by another thread: use that one
-      if (!c.w_shared) slot = c.w_shared = std::move(mine);
-      if (kept.packs.size() > 4096)
-        for (auto it = kept.packs.begin(); it != kept.packs.end();)
-          it = it->second.expired() ? kept.packs.erase(it) : std::next(it);
-    }
+    c.w_shared = kept_pack(kept_as, variant, c.w_packed.get_desc(), [&](void* dst) {
+      OneDnnSingleThread one;
+      c.w_user.set_data_handle(const_cast<float*>(w()));
+      c.w_packed.set_data_handle(dst);
+      try {
+        if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
+      } catch (const dnnl::error&) {
+        return false;
+      }
+      return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+    });
+    if (!c.w_shared) return internal_error("oneDNN weight reorder failed");
     at = c.w_shared->data();
     if (packed.store && packed.store->is_recording()) packed.store->keep(store_key, at, bytes);
   }
@@ -388,6 +369,10 @@ Status OneDnnMatMul::pack_weights(const float*, const backend::PackedWeightsRef&
   return unimplemented("built without oneDNN");
 }
 Status OneDnnMatMul::pack_kept_weights(const float*, const backend::PackedWeightsRef&) const {
+  return unimplemented("built without oneDNN");
+}
+Status OneDnnMatMul::pack_kept_weights(const void*, int64_t, const std::function<const float*()>&,
+                                       const backend::PackedWeightsRef&) const {
   return unimplemented("built without oneDNN");
 }
 Status OneDnnMatMul::run(const float*, const float*, float*) const { return unimplemented("built without oneDNN"); }

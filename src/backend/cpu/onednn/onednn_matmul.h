@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -62,6 +63,10 @@ class OneDnnMatMul {
   // the same W into the same layout (the plans of several shapes, run()'s per-call primitives), packed
   // once while any of them lives. With a store, as pack_weights.
   Status pack_kept_weights(const float* w, const backend::PackedWeightsRef& packed = {}) const;
+  // The same for a W derived from weights the caller keeps at `kept_as` (`variant` names how: a transposed
+  // copy, ...); w() gives the [K, N] floats, called only when nothing packed them yet.
+  Status pack_kept_weights(const void* kept_as, int64_t variant, const std::function<const float*()>& w,
+                           const backend::PackedWeightsRef& packed = {}) const;
   // y = act(x w + bias) with the weights of the last pack_weights(). bias: N floats or null (must be
   // given iff make() had has_bias). Fails only if a oneDNN primitive does.
   Status run(const float* x, const float* bias, float* y) const;
