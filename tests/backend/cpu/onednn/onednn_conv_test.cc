@@ -239,6 +239,49 @@ TEST(OneDnnConv, ReferenceStaysForOtherRanksAndTypes) {
 
 // OneDnnConv itself: one slice without a pool, two slices (of output channels or of rows) under a
 // 2-thread pool; the same bits on the direct kernels, and close to the reference conv_forward.
+// Kept weights (an initializer's): convolutions of several input sizes, sliced by channels or by rows, over
+// one or two threads, Winograd or direct, pack W into shared buffers (kept_packs.h) and give the bits of
+// weights packed for themselves; once every packing of W is gone, a new one packs what W holds then.
+TEST(OneDnnConv, KeptWeightsGiveTheBitsOfWeightsPackedPerConvolution) {
+  if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
+  Tensor w = random_tensor(DType::kFloat32, {48, 16, 3, 3}, 21);
+  const Tensor b = random_tensor(DType::kFloat32, {48}, 22);
+  const cpu::FusedActivation act = cpu::FusedActivation::make("relu", {}).value();
+  auto run = [&](const std::vector<int64_t>& xd, bool kept, bool two_threads, bool wino) {
+    ScopedWinograd winograd(wino);
+    cpu::ConvAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    const Shape xs(xd), ws{48, 16, 3, 3}, bs{48};
+    auto plan = cpu::ConvPlan::make(attrs, xs, ws, &bs, "Conv");
+    EXPECT_TRUE(plan.is_ok());
+    const Tensor x = random_tensor(DType::kFloat32, xd, 23);
+    Tensor y = fresh_tensor(DType::kFloat32, plan->out_shape, 0);
+    cpu::ThreadPool pool(two_threads ? 2 : 1);
+    cpu::ScopedThreadPool bind(&pool);
+    auto conv = cpu::OneDnnConv::make(*plan, act, true);
+    EXPECT_NE(conv, nullptr);
+    EXPECT_TRUE((kept ? conv->pack_kept_weights(w.data<float>()) : conv->pack_weights(w.data<float>())).is_ok());
+    EXPECT_TRUE(conv->run(x.data<float>(), b.data<float>(), y.data<float>()).is_ok());
+    return std::make_pair(std::move(conv), y);
+  };
+  {
+    std::vector<std::unique_ptr<cpu::OneDnnConv>> alive;  // keeps the shared packings in use meanwhile
+    for (const auto& xd : std::vector<std::vector<int64_t>>{{1, 16, 20, 24}, {1, 16, 20, 40}, {1, 16, 9, 13}})
+      for (bool two : {false, true})
+        for (bool wino : {false, true}) {
+          SCOPED_TRACE(Shape(xd).to_string() + (two ? " 2 threads" : " 1 thread") + (wino ? " winograd" : ""));
+          auto [kept_conv, kept_y] = run(xd, true, two, wino);
+          auto [own_conv, own_y] = run(xd, false, two, wino);
+          EXPECT_TRUE(same_bits(kept_y, own_y));
+          alive.push_back(std::move(kept_conv));
+        }
+  }
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= -0.5f;
+  auto [kept_conv, kept_y] = run({1, 16, 20, 24}, true, false, false);
+  auto [own_conv, own_y] = run({1, 16, 20, 24}, false, false, false);
+  EXPECT_TRUE(same_bits(kept_y, own_y));
+}
+
 TEST(OneDnnConv, SlicingOverThePoolKeepsTheBits) {
   if (!cpu::onednn_enabled()) GTEST_SKIP() << "built without oneDNN";
   ScopedWinograd direct(false);
