@@ -42,6 +42,9 @@ def _aligned_zeros(shape: tuple, dtype: np.dtype, align: int = 64) -> np.ndarray
 class Sequence:
     pages: list = field(default_factory=list)  # page ids, in token order
     length: int = 0                            # tokens stored
+    # KVPool.slots' cache: the slots of tokens [0, known) (a decode step asks for all of them every step).
+    cached: Any = field(default=None, repr=False)
+    known: int = field(default=0, repr=False)
 
 
 class KVPool:
@@ -129,18 +132,30 @@ class KVPool:
             a[:, dst] = a[:, src]
         self._release(last)
         seq.pages[-1] = copy
+        seq.known = min(seq.known, (len(seq.pages) - 1) * self.page_size)  # the last page's slots moved
 
     def free(self, seq: Sequence) -> None:
         for p in seq.pages:
             self._release(p)
-        seq.pages, seq.length = [], 0
+        seq.pages, seq.length, seq.known = [], 0, 0
 
     # --- data ------------------------------------------------------------------------------------------
     def slots(self, seq: Sequence, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """The slots of tokens [start, stop) of seq."""
+        """The slots of tokens [start, stop) of seq (a view: valid until seq's pages change)."""
         stop = seq.length if stop is None else stop
-        t = np.arange(start, stop)
-        return np.asarray(seq.pages, np.int64)[t // self.page_size] * self.page_size + t % self.page_size
+        if stop <= start:
+            return np.zeros(0, np.int64)
+        if stop > seq.known:  # extend the cache: a decode step adds one token's slot, not the whole row
+            if seq.cached is None or len(seq.cached) < stop:
+                grown = np.empty(max(stop, 2 * (0 if seq.cached is None else len(seq.cached)), 64), np.int64)
+                if seq.known:
+                    grown[:seq.known] = seq.cached[:seq.known]
+                seq.cached = grown
+            t = np.arange(seq.known, stop)
+            seq.cached[seq.known:stop] = \
+                np.asarray(seq.pages, np.int64)[t // self.page_size] * self.page_size + t % self.page_size
+            seq.known = stop
+        return seq.cached[start:stop]
 
     def write(self, seq: Sequence, start: int, kv: list) -> None:
         """Stores K/V rows (one [H, n, D] per array) for tokens start..start+n of seq."""
