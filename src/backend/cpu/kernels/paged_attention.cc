@@ -263,10 +263,11 @@ void lay_out_by_token(const PagedShape& s, const Pointers& x, Work& work) {
 }
 
 Status compute(const PagedShape& s, const Params& p, Pointers x, Work& work) {
+  bool names_new = false;
   SDX_RETURN_IF_ERROR(
-      paged::check_slot_map("sdx.PagedAttention", x.slots, s.batch, s.past, s.slots, s.batch * s.s), "");
+      paged::check_slot_map("sdx.PagedAttention", x.slots, s.batch, s.past, s.slots, s.batch * s.s, &names_new), "");
   work.blocks.clear();
-  if (paged::names_new_tokens(x.slots, s.batch * s.past)) {
+  if (names_new) {
     lay_out_by_token(s, x, work);
     x.k_tokens = work.tokens_k.data();
     x.v_tokens = work.tokens_v.data();

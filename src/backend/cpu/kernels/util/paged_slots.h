@@ -22,19 +22,14 @@ inline constexpr int64_t kEmpty = -1;
 // The new token an entry refers to (e <= -2).
 inline int64_t new_token(int64_t e) { return -2 - e; }
 
-// Whether any of n entries names a new token.
-inline bool names_new_tokens(const int64_t* map, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (map[i] < kEmpty) return true;
-  return false;
-}
-
 // OK when every entry of map [rows, past] is a slot below `slots`, -1, or a new token below `new_tokens`;
-// else an error naming `op` and the entry.
+// else an error naming `op` and the entry. names_new (optional): set to whether any entry names a new token.
 inline Status check_slot_map(const char* op, const int64_t* map, int64_t rows, int64_t past, int64_t slots,
-                             int64_t new_tokens) {
+                             int64_t new_tokens, bool* names_new = nullptr) {
+  bool any_new = false;
   for (int64_t i = 0; i < rows * past; ++i) {
     const int64_t e = map[i];
+    any_new |= e < kEmpty;
     if (e < slots && (e >= kEmpty || new_token(e) < new_tokens)) continue;
     const std::string at = std::string(op) + ": slot_map[" + std::to_string(i / past) + ", " +
                            std::to_string(i % past) + "] = " + std::to_string(e);
@@ -42,6 +37,7 @@ inline Status check_slot_map(const char* op, const int64_t* map, int64_t rows, i
     return invalid_argument(at + " names new token " + std::to_string(new_token(e)) + " of the call, which has " +
                             std::to_string(new_tokens));
   }
+  if (names_new) *names_new = any_new;
   return Status::ok();
 }
 
