@@ -343,6 +343,9 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
              " warmup run(s) slot by slot, then freeze and capture";
     });
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
+    if (!c_.shape_buckets && obs::Diagnostics::global().enabled(DiagCategory::kFallback, DiagLevel::kSummary))
+      if (std::string why = variety_.add(*c_.inputs, args); !why.empty())
+        diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_VARY", [&] { return why; });
   }
   SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");
   if (e.phase_ == PlanPhase::kWarmup && e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e, args), "");

@@ -29,6 +29,7 @@
 #include "runtime/execution_report.h"
 #include "runtime/graph_executor.h"
 #include "runtime/plan_entry.h"
+#include "runtime/shape_variety.h"
 #include "runtime/tensor_arg.h"
 #include "runtime/value_info.h"
 
@@ -63,6 +64,7 @@ class Executor {
     const opt::OptimizationReport* optimization = nullptr;
     // Called after a plan is frozen and captured (or found not capturable), on the calling thread.
     const std::function<void(const PlanEntry&)>* on_captured = nullptr;
+    bool shape_buckets = false;  // the session pads inputs itself (SessionOptions::shape_buckets)
   };
   explicit Executor(Config config) : c_(std::move(config)) {}
 
@@ -123,6 +125,7 @@ class Executor {
   void finish_call(PlanEntry& e, double us, bool replayed, const char* fallback, ExecutionReport* report) const;
   void report_pool_moves() const;
   std::string describe(const TensorArg* args) const;
+  mutable ShapeVariety variety_;  // new signatures, for SHAPES_VARY
 
   Config c_;
   // threads->colocation_moves() as last reported to the diagnostics (LATENCY, POOL_WORKER_MOVED).

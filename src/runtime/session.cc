@@ -101,7 +101,8 @@ Status Session::init() {
                                                           .jit = jit_.get(),
                                                           .threads = threads_.get(),
                                                           .optimization = &optimization_,
-                                                          .on_captured = &on_captured_});
+                                                          .on_captured = &on_captured_,
+                                                          .shape_buckets = buckets_ != nullptr});
   obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "session", [&] {
     return "graph '" + model_.graph->name() + "': " + std::to_string(optimization_.nodes_after) + " nodes (" +
            std::to_string(optimization_.nodes_before) + " before the optimizer), " + std::to_string(inputs_.size()) +

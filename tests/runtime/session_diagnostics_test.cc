@@ -10,6 +10,7 @@
 #include "backend/cpu/threading/thread_pool.h"
 #include "obs/diagnostics.h"
 #include "runtime/session.h"
+#include "runtime/shape_variety.h"
 
 namespace sdx::runtime {
 namespace {
@@ -63,6 +64,39 @@ TEST_F(SessionDiagnostics, NewSignaturesCaptureAndColoringAreRecorded) {
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_NE(ev[1].detail.find("x [1, 16]"), std::string::npos) << ev[1].detail;
   EXPECT_NE(d.to_json().find("\"COLORING\""), std::string::npos);
+}
+
+TEST_F(SessionDiagnostics, ManySignaturesSayWhichDimsVaryAndWhatPadsThem) {
+  auto s = relu_chain();
+  auto ctx = s->create_context();
+  auto& d = obs::Diagnostics::global();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(*s, *ctx, 8).is_ok());  // one signature, however many calls
+  for (int64_t n = 9; n < 9 + ShapeVariety::kManySignatures - 2; ++n) ASSERT_TRUE(run(*s, *ctx, n).is_ok());
+  EXPECT_EQ(d.count(obs::DiagCategory::kFallback, "SHAPES_VARY"), 0u);
+  for (int64_t n = 40; n < 44; ++n) ASSERT_TRUE(run(*s, *ctx, n).is_ok());  // the 8th signature, then more
+  ASSERT_EQ(d.count(obs::DiagCategory::kFallback, "SHAPES_VARY"), 1u);  // said once
+  std::string said;
+  for (const auto& e : d.events(obs::DiagCategory::kFallback))
+    if (e.name == "SHAPES_VARY") said = e.detail;
+  EXPECT_NE(said.find("8 input-shape signatures"), std::string::npos) << said;
+  EXPECT_NE(said.find("(x axis 1): 8 sizes, 8..40"), std::string::npos) << said;  // axis 0 (always 1) is not listed
+  EXPECT_EQ(said.find("axis 0"), std::string::npos) << said;
+  EXPECT_NE(said.find("shape_buckets"), std::string::npos) << said;
+  // A session that pads by itself does not say it.
+  d.reset();
+  SessionOptions o;
+  o.shape_buckets = {"n=4"};
+  ir::Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_shared<ir::Graph>("g");
+  ir::Value* x = m.graph->add_input("x", ir::TypeInfo::tensor(DType::kFloat32, std::vector<ir::Dim>{ir::Dim::fixed(1), ir::Dim::symbolic("n")}));
+  ir::Node* relu = m.graph->add_node("Relu", "", "relu", {x}, {"y"});
+  relu->set_opset(17);
+  m.graph->add_output(relu->output(0));
+  auto padded = std::move(Session::create(std::move(m), o)).value();
+  auto pctx = padded->create_context();
+  for (int64_t n = 1; n <= 40; n += 4) ASSERT_TRUE(run(*padded, *pctx, n).is_ok());
+  EXPECT_EQ(d.count(obs::DiagCategory::kFallback, "SHAPES_VARY"), 0u);
 }
 
 TEST_F(SessionDiagnostics, EvictionsAndAFailingJitAreFallbacksWithTheirReason) {
