@@ -76,11 +76,17 @@ struct RowBlock {
 // One call's scratch: a Scratch per thread, and K_new / V_new by token, [H_kv, B * S, D] (what -2 - j slot
 // map entries read).
 struct Work {
-  explicit Work(const PagedShape& s)
-      : tokens_k(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.d)),
-        tokens_v(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.dv)) {
+  // The by-token layout is allocated here for S = 1 (decode steps and packed prompts: rows of one token);
+  // a prefill run alone (S > 1) never reads new tokens through its slot map, so it holds none, and a slot
+  // map that does name one with S > 1 (sdx's loops make none) allocates it on its first call.
+  explicit Work(const PagedShape& s) {
+    if (s.s == 1) allocate_tokens(s);
     for (int u = 0; u < std::max(1, current_num_threads()); ++u) threads.push_back(std::make_unique<Scratch>(s));
     blocks.reserve(static_cast<size_t>(s.batch));
+  }
+  void allocate_tokens(const PagedShape& s) {
+    tokens_k = ScratchBuffer<float>(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.d));
+    tokens_v = ScratchBuffer<float>(static_cast<size_t>(s.kv_heads * s.batch * s.s * s.dv));
   }
   std::vector<std::unique_ptr<Scratch>> threads;
   ScratchBuffer<float> tokens_k, tokens_v;
@@ -254,6 +260,7 @@ void compute_rows(const PagedShape& s, const Params& p, const Pointers& x, Scrat
 
 // K_new / V_new [B, H_kv, S, D] -> Work's [H_kv, B * S, D].
 void lay_out_by_token(const PagedShape& s, const Pointers& x, Work& work) {
+  if (work.tokens_k.size() == 0) work.allocate_tokens(s);  // S > 1 (see Work)
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t hk = 0; hk < s.kv_heads; ++hk) {
       const int64_t from = (b * s.kv_heads + hk) * s.s, to = hk * s.batch * s.s + b * s.s;
