@@ -2,7 +2,6 @@
 layout written by scripts/make_gpt2_decoder.py (2 layers, d 64, vocab 128): the model agrees with
 onnxruntime, greedy tokens equal a hand-written onnxruntime loop's, sampling is seeded and stays inside
 its top-k / top-p set, streaming is in order, the CLI writes its JSON, bad inputs are named."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,22 +13,15 @@ import pytest
 
 import sdx
 from sdx.generate import Sampler
+from decoders import gpt2_decoder, gpt2_maker
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYERS, D, HEADS, VOCAB = 2, 64, 2, 128
-
-
-def _maker():
-    spec = importlib.util.spec_from_file_location("make_gpt2_decoder", os.path.join(ROOT, "scripts", "make_gpt2_decoder.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("gpt2") / "gpt2_tiny.onnx"
-    onnx.save(_maker().build(LAYERS, D, HEADS, VOCAB, 256, seed=0), str(path))
+    onnx.save(gpt2_decoder(LAYERS, D, HEADS, VOCAB, 256, seed=0), str(path))
     return str(path)
 
 
@@ -72,7 +64,7 @@ def test_model_agrees_with_onnxruntime(model_path):
 
 
 def test_numpy_reference_check_passes():
-    m = _maker()
+    m = gpt2_maker()
     model = m.build(LAYERS, D, HEADS, VOCAB, 256, seed=1)
     assert m.check(model, LAYERS, D, HEADS, VOCAB, 256, seed=1) < 1e-4
 

@@ -3,27 +3,22 @@ sdx.InferenceSession, unchanged, runs on the decoder's paged form: tokens and pr
 steps replay, nothing of the past is copied once a stream runs; anything that is not a continuation (a copy,
 an older present, a present changed in place, two interleaved sequences, batch 2) still gives the model's
 results; off by option, and off with a reason for a model the rewrite cannot take."""
-import importlib.util
-import os
 
 import numpy as np
 import onnx
 import pytest
 
 import sdx
+from decoders import gpt2_decoder
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYERS, D, HEADS, VOCAB = 2, 64, 2, 128
 HD = D // HEADS
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("make_gpt2_decoder", os.path.join(ROOT, "scripts", "make_gpt2_decoder.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     path = tmp_path_factory.mktemp("gpt2") / "gpt2_tiny.onnx"
-    onnx.save(mod.build(LAYERS, D, HEADS, VOCAB, 512, seed=0), str(path))
+    onnx.save(gpt2_decoder(LAYERS, D, HEADS, VOCAB, 512, seed=0), str(path))
     return str(path)
 
 

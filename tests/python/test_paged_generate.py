@@ -3,8 +3,6 @@ fuses its attention to sdx.PagedAttention; greedy tokens equal exact-shape decod
 batches of mixed lengths joining and leaving, with prefix pages shared; the KV memory held stays within a page
 per sequence of the tokens stored; a pool too small refuses a sequence and the others go on; a model the
 rewrite cannot take runs on the contiguous cache; bad options are named."""
-import importlib.util
-import os
 
 import numpy as np
 import onnx
@@ -12,18 +10,15 @@ import pytest
 
 import sdx
 from sdx._paged_graph import SLOT_MAP, paged_decoder
+from decoders import gpt2_decoder
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYERS, D, HEADS, VOCAB = 2, 64, 2, 128
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("make_gpt2_decoder", os.path.join(ROOT, "scripts", "make_gpt2_decoder.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     path = tmp_path_factory.mktemp("gpt2") / "gpt2_tiny.onnx"
-    onnx.save(mod.build(LAYERS, D, HEADS, VOCAB, 512, seed=0), str(path))
+    onnx.save(gpt2_decoder(LAYERS, D, HEADS, VOCAB, 512, seed=0), str(path))
     return str(path)
 
 

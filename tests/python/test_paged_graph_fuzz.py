@@ -3,8 +3,6 @@ export (a node dropped, an input rewired, an attribute changed, a reader of a pa
 output renamed or removed), paged_decoder either declines (None) or returns a model that sdx loads and runs,
 or that sdx refuses with one of its own errors naming the problem. Never another exception, a crash or a hang
 (each case runs in this process: a crash fails the test run)."""
-import importlib.util
-import os
 import random
 
 import numpy as np
@@ -13,17 +11,14 @@ import pytest
 
 import sdx
 from sdx._paged_graph import SLOT_MAP, paged_decoder
+from decoders import gpt2_decoder
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = 200
 
 
 @pytest.fixture(scope="module")
 def base():
-    spec = importlib.util.spec_from_file_location("make_gpt2_decoder", os.path.join(ROOT, "scripts", "make_gpt2_decoder.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.build(2, 32, 2, 64, 64, seed=3)
+    return gpt2_decoder(2, 32, 2, 64, 64, seed=3)
 
 
 def mutate(model: onnx.ModelProto, rng: random.Random) -> tuple:
