@@ -46,6 +46,25 @@ std::shared_ptr<const AlignedBuffer> kept_pack(const void* kept_as, int64_t vari
   return p;
 }
 
+bool adopt_or_kept_pack(backend::PackedWeights* store, const std::string& key, const void* kept_as, int64_t variant,
+                        dnnl::memory& packed, std::shared_ptr<const AlignedBuffer>& hold,
+                        const std::function<bool()>& pack) {
+  const dnnl::memory::desc md = packed.get_desc();
+  const size_t bytes = md.get_size();
+  const void* at = store ? store->find(key, bytes) : nullptr;
+  if (!at) {
+    hold = kept_pack(kept_as, variant, md, [&](void* dst) {
+      packed.set_data_handle(dst);
+      return pack();
+    });
+    if (!hold) return false;
+    at = hold->data();
+    if (store && store->is_recording()) store->keep(key, at, bytes);
+  }
+  packed.set_data_handle(const_cast<void*>(at));
+  return true;
+}
+
 }  // namespace sdx::cpu
 
 #endif  // SDX_WITH_ONEDNN

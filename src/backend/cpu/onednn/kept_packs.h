@@ -4,10 +4,11 @@
 // any of them lives, instead of once per plan and on every slot-by-slot call. Only compiled with
 // SDX_WITH_ONEDNN; included by the oneDNN kernels' .cc files.
 //
-//   std::shared_ptr<const AlignedBuffer> p = kept_pack(w, /*variant=*/0, packed_md, [&](void* dst) {
-//     packed.set_data_handle(dst);
-//     return execute(reorder, {...});   // fills dst; false on failure
-//   });
+//   // a kernel's pack_kept_weights, with its store key (empty without a store):
+//   if (!adopt_or_kept_pack(store, key, w, /*variant=*/0, w_packed, w_shared, [&] {
+//         return execute(reorder, {{DNNL_ARG_FROM, w_user.get()}, {DNNL_ARG_TO, w_packed.get()}});
+//       }))
+//     return internal_error("oneDNN weight reorder failed");
 //
 // Keyed by the weights' address (the model keeps them there, unchanged, as long as anything packed from them
 // may run: a session's initializers; the address cannot come back with other contents before every user of
@@ -20,8 +21,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "backend/cpu/onednn/onednn_util.h"
+#include "backend/packed_weights.h"
 
 namespace sdx::cpu {
 
@@ -30,5 +33,12 @@ namespace sdx::cpu {
 // fails or the buffer cannot be allocated. Thread-safe.
 std::shared_ptr<const AlignedBuffer> kept_pack(const void* kept_as, int64_t variant, const dnnl::memory::desc& md,
                                                const std::function<bool(void*)>& pack);
+
+// pack_or_adopt (onednn_util.h) for kept weights: points `packed` at the bytes `store` holds under `key` (a
+// bundle's), else at kept_pack(kept_as, variant)'s, which `hold` keeps alive (recorded into the store when it
+// records); pack() fills `packed` wherever it then points. False when packing fails.
+bool adopt_or_kept_pack(backend::PackedWeights* store, const std::string& key, const void* kept_as, int64_t variant,
+                        dnnl::memory& packed, std::shared_ptr<const AlignedBuffer>& hold,
+                        const std::function<bool()>& pack);
 
 }  // namespace sdx::cpu

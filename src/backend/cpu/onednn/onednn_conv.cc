@@ -484,26 +484,15 @@ Status OneDnnConv::pack_kept_weights(const float* w, const backend::PackedWeight
   parallel_for(static_cast<int64_t>(c.slices.size()), 1, [&](int64_t b, int64_t e) {
     for (int64_t j = b; j < e; ++j) {
       ConvSlice& s = c.slices[static_cast<size_t>(j)];
-      const size_t bytes = s.w_packed.get_desc().get_size();
       const std::string key =
           packed.store ? packed_weights_key(packed.prefix, "conv", j, s.w_packed.get_desc()) : std::string();
-      const void* at = packed.store ? packed.store->find(key, bytes) : nullptr;  // a bundle's bytes
-      if (!at) {
-        // One packing per slice of W (its first output channel and, in the layout, its size).
-        s.w_shared = kept_pack(w, s.o0, s.w_packed.get_desc(), [&](void* dst) {
-          OneDnnSingleThread one;
-          s.w_user.set_data_handle(const_cast<float*>(w) + s.o0 * c.w_per_out);
-          s.w_packed.set_data_handle(dst);
-          return execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}});
-        });
-        if (!s.w_shared) {
-          ok.store(false, std::memory_order_relaxed);
-          continue;
-        }
-        at = s.w_shared->data();
-        if (packed.store && packed.store->is_recording()) packed.store->keep(key, at, bytes);
-      }
-      s.w_packed.set_data_handle(const_cast<void*>(at));
+      // One packing per slice of W (its first output channel and, in the layout, its size).
+      if (!adopt_or_kept_pack(packed.store, key, w, s.o0, s.w_packed, s.w_shared, [&] {
+            OneDnnSingleThread one;
+            s.w_user.set_data_handle(const_cast<float*>(w) + s.o0 * c.w_per_out);
+            return execute(s.pack, {{DNNL_ARG_FROM, s.w_user.get()}, {DNNL_ARG_TO, s.w_packed.get()}});
+          }))
+        ok.store(false, std::memory_order_relaxed);
     }
   });
   return ok.load(std::memory_order_relaxed) ? Status::ok() : internal_error("oneDNN weight reorder failed");

@@ -293,28 +293,19 @@ Status OneDnnMatMul::pack_kept_weights(const float* w, const backend::PackedWeig
 Status OneDnnMatMul::pack_kept_weights(const void* kept_as, int64_t variant, const std::function<const float*()>& w,
                                        const backend::PackedWeightsRef& packed) const {
   Impl& c = *impl_;
-  const size_t bytes = c.w_packed.get_desc().get_size();
-  const std::string store_key =
-      packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
-  const void* at = packed.store ? packed.store->find(store_key, bytes) : nullptr;  // a bundle's bytes
-  if (!at) {
-    c.w_shared = kept_pack(kept_as, variant, c.w_packed.get_desc(), [&](void* dst) {
-      OneDnnSingleThread one;
-      c.w_user.set_data_handle(const_cast<float*>(w()));
-      c.w_packed.set_data_handle(dst);
-      try {
-        if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
-      } catch (const dnnl::error&) {
-        return false;
-      }
-      return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
-    });
-    if (!c.w_shared) return internal_error("oneDNN weight reorder failed");
-    at = c.w_shared->data();
-    if (packed.store && packed.store->is_recording()) packed.store->keep(store_key, at, bytes);
-  }
-  c.w_packed.set_data_handle(const_cast<void*>(at));
-  for (Piece& p : c.pieces) p.weights.set_data_handle(const_cast<void*>(at));
+  const std::string key = packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
+  if (!adopt_or_kept_pack(packed.store, key, kept_as, variant, c.w_packed, c.w_shared, [&] {
+        OneDnnSingleThread one;
+        c.w_user.set_data_handle(const_cast<float*>(w()));
+        try {
+          if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
+        } catch (const dnnl::error&) {
+          return false;
+        }
+        return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+      }))
+    return internal_error("oneDNN weight reorder failed");
+  for (Piece& p : c.pieces) p.weights.set_data_handle(c.w_packed.get_data_handle());
   return Status::ok();
 }
 
