@@ -101,6 +101,25 @@ struct Pointers {
   const float *k_tokens = nullptr, *v_tokens = nullptr;  // Work::tokens_k / tokens_v, once filled
 };
 
+// Whether the mask hides key positions [t, t + n) from query rows [i0, i0 + mq) of head h of batch b (as
+// hidden() below: a bool false with a mask_value that leaves no weight, or an additive value whose exp() is 0).
+// A run of empty slots it hides gives those rows no weight: compute_block skips it (a decode step's row padded
+// to its KV bucket folds only the keys it has).
+bool run_hidden(const PagedShape& s, const Params& p, const Pointers& x, int64_t b, int64_t h, int64_t i0, int64_t mq,
+                int64_t t, int64_t n) {
+  if (s.mask.kind == MaskKind::kNone || (s.mask.kind == MaskKind::kBool && p.mask_value > -1e30f)) return false;
+  const int64_t base = b * s.mask.sb + h * s.mask.sh + t * s.mask.sk;
+  for (int64_t r = 0; r < mq; ++r) {
+    const int64_t at = base + (i0 + r) * s.mask.sq;
+    for (int64_t j = 0; j < n; ++j) {
+      const bool hides = s.mask.kind == MaskKind::kBool ? !static_cast<const bool*>(x.mask)[at + j * s.mask.sk]
+                                                        : static_cast<const float*>(x.mask)[at + j * s.mask.sk] <= -1e30f;
+      if (!hides) return false;
+    }
+  }
+  return true;
+}
+
 // Query rows [i0, i0 + block) of head h of batch b.
 void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scratch& scratch, int64_t b, int64_t h,
                    int64_t i0) {
@@ -132,6 +151,10 @@ void compute_block(const PagedShape& s, const Params& p, const Pointers& x, Scra
     int64_t n = 1;  // a run: empty slots, consecutive pool slots, or consecutive new tokens
     const int64_t step = slot < paged::kEmpty ? -1 : slot == paged::kEmpty ? 0 : 1;
     while (t + n < s.past && n < kAttentionBlockKv && map[t + n] == slot + step * n) ++n;
+    if (slot == paged::kEmpty && run_hidden(s, p, x, b, h, i0, mq, t, n)) {  // no weight for these rows
+      t += n;
+      continue;
+    }
     auto prepare = [&](int64_t r, float* row) -> int64_t {
       apply_mask(r, row, t, n);
       return n;

@@ -220,6 +220,8 @@ TEST(PagedAttention, IsAttentionOverThePagedConcatTensors) {
       {2, 4, 1, 5, 23, 8, 8, 4, true, true},       // prefill of 5 tokens, one shared K/V head
       {2, 2, 2, 3, 11, 8, 4, 2, false, false},     // not causal, empty slots unmasked (zero keys)
       {2, 4, 4, 70, 140, 16, 32, 9, true, true},   // two query blocks
+      {2, 4, 4, 1, 400, 16, 16, 270, true, true},  // decode padded to its bucket: masked empty key blocks skipped
+      {2, 4, 4, 1, 400, 16, 16, 270, false, true}, // the same unmasked: empty slots are zero keys with weight
   };
   unsigned seed = 10;
   for (const Case& c : cases) {
