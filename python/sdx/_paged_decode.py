@@ -77,6 +77,7 @@ class PagedGeneration:
         self.outcomes: list = []
         self._prompts: list = []   # (prompt, Sequence) of sequences whose pages may hold a shared prefix
         self.prefix_tokens_shared = 0
+        self._step_feeds: dict = {}  # (rows, width) -> _StepFeeds
 
     # --- one call ----------------------------------------------------------------------------------------
     def _run(self, feeds: dict, names: list | None = None) -> tuple[list, bool]:
@@ -168,8 +169,10 @@ class PagedGeneration:
         computes: a prefix shared with a prompt joining in the same call). Returns (logits [len(items), vocab]
         of each item's last token, replayed)."""
         n = sum(len(t) for _, t, _ in items)
-        rows = token_bucket(n, self.buckets)
         p = self.width(max(st + len(t) - 1 for _, t, st in items)) if width is None else width
+        if n == len(items):
+            return self._decode_call(items, p)
+        rows = token_bucket(n, self.buckets)
         slot_map = np.full((rows, p), -1, np.int64)
         mask = np.zeros((rows, p + 1), np.int64)
         mask[:, p] = 1
@@ -215,6 +218,51 @@ class PagedGeneration:
         for a, x in zip(self.pool.arrays, outs[1:]):
             a[:, at] = x[:n, :, 0].transpose(1, 0, 2)
         logits = outs[0][:len(items)] if self.names[0] == ROW_LOGITS else outs[0][last, -1]
+        return logits, replayed
+
+    def _decode_call(self, items: list, p: int) -> tuple[np.ndarray, bool]:
+        """call() for items of one token each (a decode step): the same feeds, written into arrays kept per
+        (rows, width) and changed only where a row's past grew or moved (a step's Python is a tenth of a
+        batch-1 step of a small model)."""
+        n = len(items)
+        rows = token_bucket(n, self.buckets)
+        bufs = self._step_feeds.get((rows, p))
+        if bufs is None:
+            bufs = self._step_feeds[(rows, p)] = _StepFeeds(rows, p, self)
+        feeds, slot_map, mask, ids, pos, filled = bufs.feeds, bufs.slot_map, bufs.mask, bufs.ids, bufs.pos, bufs.filled
+        written = []
+        for r, (seq, toks, start) in enumerate(items):
+            slots = self.pool.slots(seq, 0, start + 1)
+            slot_map[r, :start] = slots[:start]
+            was = filled[r]
+            if was > start:
+                slot_map[r, start:was] = -1
+                mask[r, start:was] = 0
+            elif was < start:
+                mask[r, was:start] = 1
+            filled[r] = start
+            ids[r, 0] = toks[0]
+            pos[r, 0] = start
+            written.append(slots[start])
+        for r in range(n, rows):  # padding rows: no past
+            if filled[r]:
+                slot_map[r, :filled[r]] = -1
+                mask[r, :filled[r]] = 0
+                filled[r] = 0
+            ids[r, 0] = pos[r, 0] = 0
+        if bufs.picked is not None:
+            bufs.picked[:n] = np.arange(n)
+            bufs.picked[n:] = 0
+        outs, replayed = self._run(feeds)
+        if n == 1:  # one slot: a plain index
+            s = written[0]
+            for a, x in zip(self.pool.arrays, outs[1:]):
+                a[:, s] = x[0, :, 0]
+        else:
+            at = np.asarray(written, np.int64)
+            for a, x in zip(self.pool.arrays, outs[1:]):
+                a[:, at] = x[:n, :, 0].transpose(1, 0, 2)
+        logits = outs[0][:n] if self.names[0] == ROW_LOGITS else outs[0][:n, -1]
         return logits, replayed
 
     def step(self, seqs: list, tokens: list, width: int | None = None) -> tuple[np.ndarray, bool]:
@@ -430,6 +478,27 @@ class PagedGeneration:
         active.remove(entry)
         self._prompts = [(p, s) for p, s in self._prompts if s is not entry[1]]
         self.pool.free(entry[1])
+
+
+class _StepFeeds:
+    """A decode step's feeds for one (rows, width), kept between steps: filled[r] is how many past entries row r
+    holds (the rest of the slot map is -1, of the mask 0; the mask's last column, the new token, is 1)."""
+
+    def __init__(self, rows: int, p: int, gen: PagedGeneration) -> None:
+        self.slot_map = np.full((rows, p), -1, np.int64)
+        self.mask = np.zeros((rows, p + 1), np.int64)
+        self.mask[:, p] = 1
+        self.ids = np.zeros((rows, 1), np.int64)
+        self.pos = np.zeros((rows, 1), np.int64)
+        self.filled = [0] * rows
+        self.feeds = {"input_ids": self.ids, "attention_mask": self.mask, SLOT_MAP: self.slot_map}
+        if gen.layout.has_position_ids:
+            self.feeds["position_ids"] = self.pos
+        self.picked = None
+        if gen.graph.row_logits:
+            self.picked = np.zeros(rows, np.int64)
+            self.feeds[LOGIT_ROWS] = self.picked
+        self.feeds.update(gen.cache_feeds)
 
 
 def _agree(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
