@@ -362,9 +362,18 @@ Status shape_reshape(Node& node) {
   std::optional<std::vector<int64_t>> shape =
       node.input(1) ? constant_ints_input(node, 1)
                     : (node.attr("shape") ? std::optional(node.attr_ints("shape")) : std::nullopt);
-  if (!shape) {
-    // A shape computed at run time (Shape -> Gather -> Concat): the rank is still its length when
-    // that is static, the dims unknown.
+  // The target as dims: constant, else computed from shapes (Shape -> Gather -> Concat: symbolic_vector, whose
+  // dims may be symbols or unknown).
+  std::optional<Dims> target;
+  if (shape) {
+    target.emplace();
+    for (int64_t v : *shape) target->push_back(Dim{v, {}});
+  } else if (node.input(1)) {
+    target = symbolic_vector(node.input(1));
+  }
+  if (!target) {
+    // A shape computed at run time that cannot be followed: the rank is still its length when that is
+    // static, the dims unknown.
     const Dims* s = node.input(1) ? input_dims(node, 1) : nullptr;
     if (s && s->size() == 1 && (*s)[0].is_fixed() && (*s)[0].value >= 0)
       set_output_dims(node, 0, Dims(static_cast<size_t>((*s)[0].value)));
@@ -374,13 +383,20 @@ Status shape_reshape(Node& node) {
   bool allowzero = node.attr_int("allowzero", 0) != 0;
   Dims out;
   int infer_at = -1;
-  for (size_t j = 0; j < shape->size(); ++j) {
-    int64_t s = (*shape)[j];
+  for (size_t j = 0; j < target->size(); ++j) {
+    if (!is_int((*target)[j])) {  // a symbol (or unknown) of a computed target
+      out.push_back((*target)[j].param.empty() ? Dim{} : (*target)[j]);
+      continue;
+    }
+    int64_t s = (*target)[j].value;
     if (s == 0 && !allowzero) {
       if (x && j >= x->size()) return Status::ok();
       out.push_back(x ? (*x)[j] : Dim{});
     } else if (s == -1) {
-      if (infer_at >= 0 || (allowzero && std::count(shape->begin(), shape->end(), 0) > 0)) return Status::ok();
+      if (infer_at >= 0 || (allowzero && std::any_of(target->begin(), target->end(), [](const Dim& d) {
+                              return is_int(d) && d.value == 0;
+                            })))
+        return Status::ok();
       infer_at = static_cast<int>(j);
       out.push_back(Dim{});
     } else if (s < -1) {
@@ -417,6 +433,7 @@ Status shape_reshape(Node& node) {
       if (infer_at >= 0) {
         if (p_out != 0 && p_in % p_out == 0) out[static_cast<size_t>(infer_at)] = Dim::fixed(p_in / p_out);
       } else if (p_in != p_out) {
+        if (!shape) return Status::ok();  // a computed target: the run says what is wrong with it
         return invalid_argument("cannot reshape " + dims_string(*x) + " (" + std::to_string(p_in) + " elements) to " +
                                 dims_string(out) + " (" + std::to_string(p_out) + " elements)");
       }

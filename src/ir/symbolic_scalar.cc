@@ -72,7 +72,101 @@ std::optional<Dim> scalar_at(const Value* v, int depth) {
   return std::nullopt;
 }
 
+std::optional<std::vector<Dim>> ints_of(const Tensor& t) {
+  if (!t.defined() || t.rank() > 1) return std::nullopt;
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (t.dtype() == DType::kInt64) out.push_back(Dim{t.data<int64_t>()[i], {}});
+    else if (t.dtype() == DType::kInt32) out.push_back(Dim{t.data<int32_t>()[i], {}});
+    else return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::vector<Dim>> vector_at(const Value* v, int depth) {
+  if (!v || depth > kMaxDepth) return std::nullopt;
+  if (v->is_initializer()) return v->is_graph_input() ? std::nullopt : ints_of(v->initializer());
+  const Node* p = v->producer();
+  if (!p || !normalize_domain(p->domain()).empty()) return std::nullopt;
+  const std::string& op = p->op_type();
+  if (op == "Constant") {
+    if (const Attribute* a = p->attr("value_ints")) {
+      std::vector<Dim> out;
+      for (int64_t x : a->ints) out.push_back(Dim{x, {}});
+      return out;
+    }
+    if (const Attribute* a = p->attr("value")) return ints_of(a->t);
+    return std::nullopt;
+  }
+  if (op == "Shape") {
+    const Dims* x = input_dims(*p, 0);
+    if (!x) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(x->size());
+    int64_t start = p->attr_int("start", 0), end = p->attr_int("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    std::vector<Dim> out(x->begin() + start, x->begin() + std::max(start, end));
+    for (Dim& d : out)
+      if (!known(d)) d = Dim{kUnknownInt, {}};
+    return out;
+  }
+  if (op == "Identity" || op == "Cast") {
+    if (op == "Cast" && p->attr_int("to", 0) != 6 && p->attr_int("to", 0) != 7) return std::nullopt;
+    return vector_at(p->input(0), depth + 1);
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {  // of a scalar (or one element): one element
+    if (auto d = scalar_at(v, depth)) return std::vector<Dim>{*d};
+    return std::nullopt;
+  }
+  if (op == "Concat") {
+    if (p->attr_int("axis", 0) != 0 && p->attr_int("axis", 0) != -1) return std::nullopt;
+    std::vector<Dim> out;
+    for (const Value* in : p->inputs()) {
+      auto part = vector_at(in, depth + 1);
+      if (!part) return std::nullopt;
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+  if (op == "Gather") {
+    if (p->attr_int("axis", 0) != 0) return std::nullopt;
+    auto data = vector_at(p->input(0), depth + 1);
+    auto index = data ? vector_at(p->input(1), depth + 1) : std::nullopt;
+    if (!index) return std::nullopt;
+    std::vector<Dim> out;
+    const int64_t n = static_cast<int64_t>(data->size());
+    for (const Dim& i : *index) {
+      if (!is_int(i)) return std::nullopt;
+      const int64_t at = i.value < 0 ? i.value + n : i.value;
+      if (at < 0 || at >= n) return std::nullopt;
+      out.push_back((*data)[static_cast<size_t>(at)]);
+    }
+    return out;
+  }
+  if (op == "Slice" && p->num_inputs() >= 3) {
+    auto data = vector_at(p->input(0), depth + 1);
+    auto starts = data ? vector_at(p->input(1), depth + 1) : std::nullopt;
+    auto ends = starts ? vector_at(p->input(2), depth + 1) : std::nullopt;
+    if (!ends || starts->size() != 1 || ends->size() != 1 || !is_int((*starts)[0]) || !is_int((*ends)[0]))
+      return std::nullopt;
+    for (int i = 3; i < p->num_inputs(); ++i) {  // axes {0}, steps {1} only
+      auto x = p->input(i) ? vector_at(p->input(i), depth + 1) : std::nullopt;
+      if (p->input(i) && (!x || x->size() != 1 || !is_int((*x)[0]) || (*x)[0].value != (i == 3 ? 0 : 1)))
+        return std::nullopt;
+    }
+    const int64_t n = static_cast<int64_t>(data->size());
+    int64_t b = (*starts)[0].value, e = (*ends)[0].value;
+    b = std::clamp<int64_t>(b < 0 ? b + n : b, 0, n);
+    e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+    return std::vector<Dim>(data->begin() + b, data->begin() + std::max(b, e));
+  }
+  if (auto d = scalar_at(v, depth)) return std::vector<Dim>{*d};  // Add / Sub of one element (never negative)
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::vector<Dim>> symbolic_vector(const Value* v) { return vector_at(v, 0); }
 
 std::optional<Dim> add_dims(const Dim& a, const Dim& b) {
   if (!known(a) || !known(b)) return std::nullopt;

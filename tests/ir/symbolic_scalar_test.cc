@@ -81,5 +81,29 @@ TEST(SymbolicScalar, DecoderMaskRangesGetTheirLengths) {
   EXPECT_EQ(r->output(0)->type().shape_string(), "[past_sequence_length]");
 }
 
+// A Reshape whose target is computed from its input's shape (Shape -> Gather -> Unsqueeze -> Concat, as
+// exporters write the split into heads) gets the symbols: [batch, seq, 768] -> [batch, seq, 12, 64].
+TEST(SymbolicScalar, ComputedReshapeTargetsKeepTheirSymbols) {
+  Graph g("heads");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), N("seq"), F(768)}));
+  Node* shape = g.add_node("Shape", "", "shape", {x}, {"shape"});
+  Node* b = g.add_node("Gather", "", "b", {shape->output(0), scalar(g, "i0", 0)}, {"b"});
+  Node* s = g.add_node("Gather", "", "s", {shape->output(0), scalar(g, "i1", 1)}, {"s"});
+  Value* axes = g.add_initializer("axes", Tensor::from_values(DType::kInt64, Shape{1}, std::vector<int64_t>{0}.data()));
+  Node* ub = g.add_node("Unsqueeze", "", "ub", {b->output(0), axes}, {"ub"});
+  Node* us = g.add_node("Unsqueeze", "", "us", {s->output(0), axes}, {"us"});
+  const int64_t heads[2] = {12, 64};
+  Value* tail = g.add_initializer("tail", Tensor::from_values(DType::kInt64, Shape{2}, heads));
+  Node* target = g.add_node("Concat", "", "target", {ub->output(0), us->output(0), tail}, {"target"});
+  target->add_attribute(int_attr("axis", 0));
+  Node* r = g.add_node("Reshape", "", "r", {x, target->output(0)}, {"r"});
+  g.add_output(r->output(0));
+  ASSERT_TRUE(infer_types(g).is_ok());
+  auto v = symbolic_vector(target->output(0));
+  ASSERT_TRUE(v.has_value());
+  ASSERT_EQ(v->size(), 4u);
+  EXPECT_EQ(r->output(0)->type().shape_string(), "[batch, seq, 12, 64]");
+}
+
 }  // namespace
 }  // namespace sdx::ir
