@@ -1,0 +1,619 @@
+#include "analysis/row_padding.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/dtype.h"
+#include "ir/op_schema.h"
+#include "ir/symbolic_scalar.h"
+
+namespace sdx::analysis {
+namespace {
+
+using ir::Dim;
+using ir::Node;
+using ir::Value;
+
+// What a value is to the symbol B being proven.
+struct Row {
+  int axis = -1;       // the axis carrying B (-1: none)
+  bool sized = false;  // its values depend on B's size (computed from a Shape of a value carrying B)
+  bool involved() const { return axis >= 0 || sized; }
+};
+
+// Whether a dim's spelling names B inside a sum ("past + B", "B + 1").
+bool in_sum(const std::string& param, const std::string& b) {
+  if (param == b) return false;
+  size_t at = 0;
+  while ((at = param.find(b, at)) != std::string::npos) {
+    const bool starts = at == 0 || (at >= 3 && param.compare(at - 3, 3, " + ") == 0);
+    const bool ends = at + b.size() == param.size() || param.compare(at + b.size(), 3, " + ") == 0;
+    if (starts && ends) return true;
+    at += b.size();
+  }
+  return false;
+}
+
+// The rule's view of one node: its inputs' and outputs' rows, and what a rule checks with them.
+struct View {
+  const Node& n;
+  const std::string& b;
+  std::vector<Row> in, out;
+
+  int rank(int i) const {
+    const Value* v = n.input(i);
+    return v && v->type().shape ? static_cast<int>(v->type().shape->size()) : -1;
+  }
+  int out_rank(int o) const {
+    const Value* v = n.output(o);
+    return v && v->type().shape ? static_cast<int>(v->type().shape->size()) : -1;
+  }
+  bool has(int i) const { return i < n.num_inputs() && n.input(i) && in[static_cast<size_t>(i)].involved(); }
+  int axis(int i) const { return i < n.num_inputs() && n.input(i) ? in[static_cast<size_t>(i)].axis : -1; }
+  bool sized(int i) const { return i < n.num_inputs() && n.input(i) && in[static_cast<size_t>(i)].sized; }
+  std::string where() const { return "node '" + n.name() + "' (" + n.op_type() + ")"; }
+  std::string mixes(int i, int a) const {
+    return where() + " mixes positions along it (input " + std::to_string(i) + " axis " + std::to_string(a) + ")";
+  }
+  // Input i must not depend on B.
+  std::string none(int i) const {
+    return has(i) ? where() + " reads it in input " + std::to_string(i) + ", which the op does not take by rows" : "";
+  }
+  // Inputs from `first` on must not depend on B.
+  std::string none_from(int first) const {
+    for (int i = first; i < n.num_inputs(); ++i)
+      if (std::string why = none(i); !why.empty()) return why;
+    return "";
+  }
+  // Input i may hold sizes (a shape operand), never rows.
+  std::string shape_operand(int i) const {
+    return axis(i) >= 0 ? where() + " takes input " + std::to_string(i) + " as a shape, not by rows" : "";
+  }
+  // The constant (or shape-computed) integers of input i.
+  std::optional<std::vector<Dim>> ints(int i) const {
+    return i < n.num_inputs() && n.input(i) ? ir::symbolic_vector(n.input(i)) : std::nullopt;
+  }
+  // Axis attribute normalized against rank r (nullopt when out of range).
+  std::optional<int> attr_axis(const char* name, int64_t def, int r) const {
+    int64_t a = n.attr_int(name, def);
+    if (a < 0) a += r;
+    if (a < 0 || a >= r) return std::nullopt;
+    return static_cast<int>(a);
+  }
+};
+
+using Rule = std::string (*)(const View&);
+
+// --- rules ------------------------------------------------------------------------------------------------
+
+// Numpy broadcasting: every input carrying B carries it at the output's axis, right-aligned; no sizes as data.
+std::string broadcast(const View& v) {
+  const int r = v.out_rank(0);
+  for (int i = 0; i < v.n.num_inputs(); ++i) {
+    if (v.sized(i)) return v.where() + " reads a size of it as data (input " + std::to_string(i) + ")";
+    if (v.axis(i) >= 0 && v.axis(i) + (r - v.rank(i)) != v.out[0].axis)
+      return v.where() + " broadcasts input " + std::to_string(i) + " across it";
+  }
+  return "";
+}
+
+// Division of integers: padded rows are zeros, which an integer division by them would trap on.
+std::string divide(const View& v) {
+  const Value* y = v.n.input(1);
+  if (y && v.has(1) && !dtype_is_float(y->type().elem)) return v.where() + " divides integers by padded rows";
+  return broadcast(v);
+}
+
+// Unary on input 0, the other inputs parameters (Clip's bounds, a Dropout's ratio, quantization scales).
+std::string unary(const View& v) {
+  if (std::string why = v.none_from(1); !why.empty()) return why;
+  return broadcast(v);
+}
+
+// Mixes along one axis attribute (Softmax from opset 13, ArgMax, TopK, CumSum-like ops with an attribute).
+std::string along_axis(const View& v, int64_t def, bool and_later) {
+  if (std::string why = v.none_from(1); !why.empty()) return why;
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  const int a = v.axis(0);
+  if (a < 0) return "";
+  auto m = v.attr_axis("axis", def, v.rank(0));
+  if (!m) return v.where() + ": its axis attribute is out of range";
+  if (a == *m || (and_later && a > *m)) return v.mixes(0, a);
+  return "";
+}
+std::string softmax(const View& v) {
+  return v.n.opset() >= 13 ? along_axis(v, -1, false) : along_axis(v, 1, true);  // opset < 13: 2-D coerced
+}
+std::string single_axis(const View& v) { return along_axis(v, 0, false); }
+std::string top_k(const View& v) { return along_axis(v, -1, false); }
+std::string layer_norm(const View& v) { return along_axis(v, -1, true); }  // normalizes axis.. last
+std::string lp_norm(const View& v) { return along_axis(v, -1, false); }
+
+// Reduce*: axes from the attribute or input 1; all axes when none (unless noop_with_empty_axes).
+std::string reduce(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.none_from(1); !why.empty()) return why;
+  const int a = v.axis(0), r = v.rank(0);
+  if (a < 0) return "";
+  std::vector<int64_t> axes = v.n.attr_ints("axes");
+  if (v.n.num_inputs() > 1 && v.n.input(1)) {
+    auto c = v.ints(1);
+    if (!c) return v.where() + ": its axes are not constant";
+    axes.clear();
+    for (const Dim& d : *c) {
+      if (!ir::is_int(d)) return v.where() + ": its axes are not constant";
+      axes.push_back(d.value);
+    }
+  }
+  if (axes.empty()) return v.n.attr_int("noop_with_empty_axes", 0) ? "" : v.mixes(0, a);
+  for (int64_t x : axes)
+    if ((x < 0 ? x + r : x) == a) return v.mixes(0, a);
+  return "";
+}
+
+// MatMul / MatMulInteger: A's last axis and B's second-last are contracted (a 1-D operand's only axis too).
+std::string matmul(const View& v) {
+  if (v.sized(0) || v.sized(1)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.none_from(2); !why.empty()) return why;
+  const int ra = v.rank(0), rb = v.rank(1);
+  if (v.axis(0) >= 0 && (ra == 1 || v.axis(0) == ra - 1)) return v.mixes(0, v.axis(0));
+  if (v.axis(1) >= 0 && (rb == 1 || v.axis(1) == rb - 2)) return v.mixes(1, v.axis(1));
+  if (v.axis(1) >= 0 && v.axis(1) == rb - 1 && v.axis(0) >= 0) return v.mixes(1, v.axis(1));
+  if (v.axis(0) >= 0 && v.axis(1) >= 0 && v.axis(0) - ra != v.axis(1) - rb)
+    return v.where() + " broadcasts one operand across it";
+  return "";
+}
+
+// Gemm: A [M, K] (transA: [K, M]), B [K, N] (transB: [N, K]), C broadcast to [M, N].
+std::string gemm(const View& v) {
+  for (int i = 0; i < 3; ++i)
+    if (v.sized(i)) return v.where() + " reads a size of it as data";
+  const int ka = v.n.attr_int("transA", 0) ? 0 : 1, kb = v.n.attr_int("transB", 0) ? 1 : 0;
+  if (v.axis(0) == ka) return v.mixes(0, ka);
+  if (v.axis(1) == kb) return v.mixes(1, kb);
+  if (v.axis(1) >= 0 && v.axis(0) >= 0) return v.mixes(1, v.axis(1));
+  if (v.axis(2) >= 0 && v.axis(2) + (2 - v.rank(2)) != v.out[0].axis) return v.where() + " broadcasts C across it";
+  return "";
+}
+
+// Batch-first ops on images and sequences (Conv, pooling, normalizations per sample): B only as axis 0 of the
+// data input; weights and the rest take no part.
+std::string batch_first(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (v.axis(0) > 0) return v.mixes(0, v.axis(0));
+  if (std::string why = v.none_from(1); !why.empty()) return why;
+  for (int o = 1; o < v.n.num_outputs(); ++o)  // MaxPool's indices count across the batch
+    if (v.n.output(o) && !v.n.output(o)->users().empty() && v.n.op_type() == "MaxPool")
+      return v.where() + "'s indices number positions across it";
+  if (v.n.op_type() == "BatchNormalization" && v.n.attr_int("training_mode", 0) != 0)
+    return v.where() + " computes statistics across it (training mode)";
+  return "";
+}
+
+// ConvInteger: x and its zero point.
+std::string conv_integer(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (v.axis(0) > 0) return v.mixes(0, v.axis(0));
+  return v.none_from(1);
+}
+
+// Ops that move axes around as their inferred shapes say (Transpose, Squeeze, Unsqueeze, Identity-like):
+// input 0 by rows, the rest shape operands.
+std::string moves(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  for (int i = 1; i < v.n.num_inputs(); ++i)
+    if (std::string why = v.shape_operand(i); !why.empty()) return why;
+  return "";
+}
+
+// The dims of a shape as (fixed product, sorted symbols); nullopt when one is unknown.
+std::optional<std::pair<int64_t, std::multiset<std::string>>> product(const std::vector<Dim>& d, size_t from,
+                                                                       size_t to) {
+  int64_t p = 1;
+  std::multiset<std::string> s;
+  for (size_t i = from; i < to; ++i) {
+    if (d[i].is_fixed()) p *= d[i].value;
+    else if (d[i].param.empty()) return std::nullopt;
+    else s.insert(d[i].param);
+  }
+  return std::make_pair(p, s);
+}
+
+// Reshape / Flatten: B keeps its rows when what comes before it and what comes after it hold the same
+// elements in the input and the output (their dims' products agree).
+std::string regroups(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  for (int i = 1; i < v.n.num_inputs(); ++i)
+    if (std::string why = v.shape_operand(i); !why.empty()) return why;
+  const int a = v.axis(0), o = v.out[0].axis;
+  if (a < 0) return "";
+  if (o < 0) return v.where() + " regroups it with other dims";
+  const auto& x = *v.n.input(0)->type().shape;
+  const auto& y = *v.n.output(0)->type().shape;
+  auto bx = product(x, 0, static_cast<size_t>(a)), ax = product(x, static_cast<size_t>(a) + 1, x.size());
+  auto by = product(y, 0, static_cast<size_t>(o)), ay = product(y, static_cast<size_t>(o) + 1, y.size());
+  if (!bx || !ax || !by || !ay) return v.where() + ": the dims around it are not all known";
+  if (*bx != *by || *ax != *ay) return v.where() + " regroups it with other dims";
+  return "";
+}
+
+// Expand: input 0 broadcast to the shape of input 1 (which may hold sizes).
+std::string expand(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.shape_operand(1); !why.empty()) return why;
+  if (v.axis(0) >= 0 && v.axis(0) + (v.out_rank(0) - v.rank(0)) != v.out[0].axis)
+    return v.where() + " broadcasts input 0 across it";
+  return "";
+}
+
+std::string constant_of_shape(const View& v) { return v.shape_operand(0); }
+
+// Tile: the repeats along B must be 1.
+std::string tile(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.shape_operand(1); !why.empty()) return why;
+  const int a = v.axis(0);
+  if (a < 0) return "";
+  auto reps = v.ints(1);
+  if (!reps || static_cast<int>(reps->size()) <= a || !ir::is_int((*reps)[static_cast<size_t>(a)]) ||
+      (*reps)[static_cast<size_t>(a)].value != 1)
+    return v.mixes(0, a);
+  return "";
+}
+
+// Concat: every input by rows, along another axis.
+std::string concat(const View& v) {
+  const int r = v.out_rank(0);
+  auto c = v.attr_axis("axis", 0, r);
+  if (!c) return v.where() + ": its axis attribute is out of range";
+  for (int i = 0; i < v.n.num_inputs(); ++i) {
+    if (v.sized(i)) return v.where() + " joins a size of it with rows";
+    if (!v.n.input(i)) continue;
+    if (v.axis(i) < 0 && v.rank(i) == r) return v.where() + " joins input " + std::to_string(i) + ", which has no rows";
+    if (v.axis(i) == *c) return v.mixes(i, *c);
+    if (v.axis(i) != v.out[0].axis) return v.where() + " joins rows at another axis";
+  }
+  return "";
+}
+
+// Split: along another axis; its sizes a shape operand.
+std::string split(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.shape_operand(1); !why.empty()) return why;
+  const int a = v.axis(0);
+  auto s = v.attr_axis("axis", 0, v.rank(0));
+  if (!s) return v.where() + ": its axis attribute is out of range";
+  return a == *s ? v.mixes(0, a) : "";
+}
+
+// Slice: B's axis must not be sliced (axes constant; starts, ends and steps shape operands).
+std::string slice(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  for (int i = 1; i < v.n.num_inputs(); ++i) {
+    if (std::string why = v.shape_operand(i); !why.empty()) return why;
+    if (v.sized(i)) return v.where() + " slices by a size of it";
+  }
+  const int a = v.axis(0), r = v.rank(0);
+  if (a < 0) return "";
+  std::vector<int64_t> axes = v.n.attr_ints("axes");
+  if (v.n.num_inputs() > 3 && v.n.input(3)) {
+    auto c = v.ints(3);
+    if (!c) return v.where() + ": its axes are not constant";
+    axes.clear();
+    for (const Dim& d : *c) {
+      if (!ir::is_int(d)) return v.where() + ": its axes are not constant";
+      axes.push_back(d.value);
+    }
+  } else if (v.n.num_inputs() > 1 && axes.empty()) {
+    auto starts = v.ints(1);
+    if (!starts) return v.where() + ": its starts are not known";
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  for (int64_t x : axes)
+    if ((x < 0 ? x + r : x) == a) return v.mixes(0, a);
+  return "";
+}
+
+// Gather: rows of the data along another axis, or indices carrying B (an embedding lookup); not both.
+std::string gather(const View& v) {
+  if (v.sized(0) || v.sized(1)) return v.where() + " indexes by a size of it";
+  auto g = v.attr_axis("axis", 0, v.rank(0));
+  if (!g) return v.where() + ": its axis attribute is out of range";
+  if (v.axis(0) == *g) return v.mixes(0, *g);
+  if (v.axis(0) >= 0 && v.axis(1) >= 0) return v.where() + " indexes rows with rows";
+  return "";
+}
+
+// GatherElements: data and indices carry B at the same axis, not the gathered one.
+std::string gather_elements(const View& v) {
+  if (v.sized(0) || v.sized(1)) return v.where() + " reads a size of it as data";
+  auto g = v.attr_axis("axis", 0, v.rank(0));
+  if (!g) return v.where() + ": its axis attribute is out of range";
+  if (v.axis(0) == *g || v.axis(1) == *g) return v.mixes(v.axis(0) == *g ? 0 : 1, *g);
+  if (v.axis(0) != v.axis(1)) return v.where() + " indexes rows with rows";
+  return "";
+}
+
+// Pad: nothing added along B (pads constant or known), the constant value a parameter.
+std::string pad(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.none_from(2); !why.empty()) return why;
+  if (std::string why = v.shape_operand(1); !why.empty()) return why;
+  const int a = v.axis(0), r = v.rank(0);
+  if (a < 0) return "";
+  if (v.n.num_inputs() > 3 && v.n.input(3)) return v.where() + ": pads with an axes input are not followed";
+  std::vector<Dim> pads;
+  if (v.n.num_inputs() > 1 && v.n.input(1)) {
+    auto c = v.ints(1);
+    if (!c) return v.where() + ": its pads are not known";
+    pads = *c;
+  } else {
+    for (int64_t p : v.n.attr_ints("pads")) pads.push_back(Dim::fixed(p));
+  }
+  if (static_cast<int>(pads.size()) != 2 * r) return v.where() + ": its pads are not known";
+  for (size_t at : {static_cast<size_t>(a), static_cast<size_t>(a + r)})
+    if (!ir::is_int(pads[at]) || pads[at].value != 0) return v.mixes(0, a);
+  return "";
+}
+
+// Resize / Upsample: B only as the batch axis, kept at its size (scale 1, or sizes naming it).
+std::string resize(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (v.axis(0) > 0) return v.mixes(0, v.axis(0));
+  for (int i = 1; i < v.n.num_inputs(); ++i)
+    if (std::string why = v.shape_operand(i); !why.empty()) return why;
+  if (v.axis(0) == 0 && v.out[0].axis != 0) return v.mixes(0, 0);
+  return "";
+}
+
+// Shape / Size: sizes when they read B's dim (handled by the walk); nothing else.
+std::string shape_of(const View&) { return ""; }
+
+// CumSum: its axis (input 1) must be constant and another.
+std::string cumsum(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  if (std::string why = v.none(1); !why.empty()) return why;
+  const int a = v.axis(0);
+  if (a < 0) return "";
+  auto c = v.ints(1);
+  if (!c || c->size() != 1 || !ir::is_int((*c)[0])) return v.where() + ": its axis is not constant";
+  const int64_t x = (*c)[0].value < 0 ? (*c)[0].value + v.rank(0) : (*c)[0].value;
+  return x == a ? v.mixes(0, a) : "";
+}
+
+// Trilu: the last two axes are one matrix.
+std::string trilu(const View& v) {
+  if (std::string why = v.none_from(1); !why.empty()) return why;
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  return v.axis(0) >= v.rank(0) - 2 ? v.mixes(0, v.axis(0)) : "";
+}
+
+// OneHot: indices by rows; depth and values parameters.
+std::string one_hot(const View& v) {
+  if (v.sized(0)) return v.where() + " reads a size of it as data";
+  return v.none_from(1);
+}
+
+// LSTM / GRU / RNN: X [seq, batch, in] (layout 1: [batch, seq, in]); sequence_lens [batch]; initial_h / c
+// [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]); weights take no part.
+std::string recurrent(const View& v) {
+  const bool batch_major = v.n.attr_int("layout", 0) != 0;
+  const std::string& op = v.n.op_type();
+  for (int i = 0; i < v.n.num_inputs(); ++i) {
+    if (!v.n.input(i)) continue;
+    if (v.sized(i)) return v.where() + " reads a size of it as data";
+    int want = -2;  // the axis B may have in input i (-2: none)
+    if (i == 0) want = batch_major ? 0 : 1;
+    if (i == 4) want = 0;                                          // sequence_lens
+    if (i == 5 || (i == 6 && op == "LSTM")) want = batch_major ? 0 : 1;  // initial_h, initial_c
+    if (v.axis(i) >= 0 && v.axis(i) != want) return v.mixes(i, v.axis(i));
+  }
+  return "";
+}
+
+// The rules: op (default domain) -> rule. An op without one is not followed (not proven).
+const std::unordered_map<std::string, Rule>& rules() {
+  static const std::unordered_map<std::string, Rule> table = [] {
+    std::unordered_map<std::string, Rule> t;
+    for (const char* op : {"Add", "Sub", "Mul", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Less",
+                           "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd",
+                           "BitwiseOr", "BitwiseXor", "PRelu", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg",
+                           "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos",
+                           "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Not", "BitwiseNot", "IsNaN",
+                           "IsInf", "Cast", "CastLike", "Identity", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
+                           "HardSwish", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Swish"})
+      t[op] = broadcast;
+    t["Div"] = t["Mod"] = divide;
+    for (const char* op : {"Clip", "Dropout", "QuantizeLinear", "DequantizeLinear"}) t[op] = unary;
+    t["Softmax"] = t["LogSoftmax"] = t["Hardmax"] = softmax;
+    t["ArgMax"] = t["ArgMin"] = single_axis;
+    t["TopK"] = top_k;
+    t["LayerNormalization"] = layer_norm;
+    t["LpNormalization"] = lp_norm;
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+      t[op] = reduce;
+    t["MatMul"] = t["MatMulInteger"] = matmul;
+    t["Gemm"] = gemm;
+    for (const char* op : {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+                           "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization", "LRN",
+                           "DepthToSpace", "SpaceToDepth", "GroupNormalization"})
+      t[op] = batch_first;
+    t["ConvInteger"] = conv_integer;
+    for (const char* op : {"Transpose", "Squeeze", "Unsqueeze"}) t[op] = moves;
+    t["Reshape"] = t["Flatten"] = regroups;
+    t["Expand"] = expand;
+    t["ConstantOfShape"] = constant_of_shape;
+    t["Tile"] = tile;
+    t["Concat"] = concat;
+    t["Split"] = split;
+    t["Slice"] = slice;
+    t["Gather"] = gather;
+    t["GatherElements"] = gather_elements;
+    t["Pad"] = pad;
+    t["Resize"] = t["Upsample"] = resize;
+    t["Shape"] = t["Size"] = shape_of;
+    t["CumSum"] = cumsum;
+    t["Trilu"] = trilu;
+    t["OneHot"] = one_hot;
+    t["LSTM"] = t["GRU"] = t["RNN"] = recurrent;
+    return t;
+  }();
+  return table;
+}
+
+// Values of outer graphs that a node's subgraphs read (by name), recursively.
+void outer_reads(const ir::Graph& g, std::vector<const Value*>& out) {
+  for (const auto& node : g.nodes()) {
+    if (node->removed()) continue;
+    for (const Value* v : node->inputs())
+      if (v && v->owner() != &g) out.push_back(v);
+    for (const ir::Graph* s : node->subgraphs()) outer_reads(*s, out);
+  }
+}
+
+class Prover {
+ public:
+  Prover(const ir::Graph& g, std::string b) : g_(g), b_(std::move(b)) {}
+
+  std::string run() {
+    for (const Value* v : g_.inputs()) {
+      if (v->is_initializer()) continue;
+      Row r;
+      if (std::string why = carried(v, r); !why.empty()) return why;
+      rows_[v] = r;
+    }
+    for (const auto& node : g_.nodes())
+      if (!node->removed())
+        if (std::string why = step(*node); !why.empty()) return why;
+    for (const Value* v : g_.outputs()) {
+      const Row r = row(v);
+      if (r.sized) return "output '" + v->name() + "' holds a size of it";
+    }
+    return "";
+  }
+
+ private:
+  Row row(const Value* v) const {
+    auto it = v ? rows_.find(v) : rows_.end();
+    return it == rows_.end() ? Row{} : it->second;
+  }
+
+  // The axis of v's inferred shape named B (r.axis), or why v cannot be followed.
+  std::string carried(const Value* v, Row& r) const {
+    r.axis = -1;
+    if (v->type().kind != ir::TypeInfo::Kind::kTensor)
+      return "value '" + v->name() + "' is not a tensor";
+    if (!v->type().shape) return "the shape of value '" + v->name() + "' is not known";
+    const auto& dims = *v->type().shape;
+    for (size_t a = 0; a < dims.size(); ++a) {
+      if (dims[a].param == b_) {
+        if (r.axis >= 0) return "value '" + v->name() + "' has it at two axes";
+        r.axis = static_cast<int>(a);
+      } else if (in_sum(dims[a].param, b_)) {
+        return "value '" + v->name() + "' has it inside a sum ('" + dims[a].param + "')";
+      }
+    }
+    return "";
+  }
+
+  std::string step(const Node& n) {
+    View v{n, b_, {}, {}};
+    bool any = false, rows_in = false;
+    for (const Value* x : n.inputs()) {
+      v.in.push_back(row(x));
+      any = any || v.in.back().involved();
+      rows_in = rows_in || v.in.back().axis >= 0;
+    }
+    if (!n.subgraphs().empty()) {
+      std::vector<const Value*> outer;
+      for (const ir::Graph* s : n.subgraphs()) outer_reads(*s, outer);
+      for (const Value* x : outer)
+        if (row(x).involved()) return v.where() + " reads value '" + x->name() + "' in a subgraph (not followed)";
+    }
+    if (!any) return "";
+    const std::string& op = n.op_type();
+    // Arithmetic on sizes alone (Gather(Shape(x), 0), Concat of sizes, ...): sizes still, unless its value
+    // follows from shapes without B (Gather(Shape(x), 1) is S). Whatever op it is: sizes are checked where
+    // they are read.
+    bool rows_out = false;
+    for (const Value* o : n.outputs()) {
+      Row r;
+      if (o && carried(o, r).empty()) rows_out = rows_out || r.axis >= 0;
+    }
+    if (!rows_in && !rows_out) {
+      for (const Value* o : n.outputs())
+        if (o) mark_sized(o);
+      return "";
+    }
+    const bool domain_default = ir::normalize_domain(n.domain()).empty();
+    auto rule = domain_default ? rules().find(n.op_type()) : rules().end();
+    if (rule == rules().end()) {
+      return v.where() + " has no row rule" +
+             (domain_default ? "" : std::string(" (domain '") + n.domain() + "')");
+    }
+    // Outputs: where their inferred shapes put B.
+    for (const Value* o : n.outputs()) {
+      Row r;
+      if (o)
+        if (std::string why = carried(o, r); !why.empty()) return why;
+      v.out.push_back(r);
+    }
+    if (std::string why = rule->second(v); !why.empty()) return why;
+    if (op == "Shape" || op == "Size") {
+      // Sizes when they read B's dim (Shape's [start, end) may leave it out).
+      const int a = v.in[0].axis, r = v.rank(0);
+      int64_t s = n.attr_int("start", 0), e = n.attr_int("end", r);
+      s = s < 0 ? s + r : s;
+      e = e < 0 ? e + r : std::min<int64_t>(e, r);
+      if (a >= 0 && (op == "Size" || (a >= s && a < e))) mark_sized(n.output(0));
+      return "";
+    }
+    for (size_t o = 0; o < v.out.size(); ++o) {
+      const Value* out = n.output(static_cast<int>(o));
+      if (!out) continue;
+      if (v.out[o].axis < 0 && (!out->users().empty() || g_.is_output(out)))
+        return v.where() + " output '" + out->name() + "' depends on it but does not carry it";
+      rows_[out] = v.out[o];
+    }
+    return "";
+  }
+
+  // v holds sizes unless its value follows from shapes without B (Gather(Shape(x), 1) is S).
+  void mark_sized(const Value* v) {
+    Row r;
+    r.sized = true;
+    if (auto d = ir::symbolic_vector(v)) {
+      bool names_b = false, unknown = false;
+      for (const Dim& x : *d) {
+        unknown = unknown || (!ir::is_int(x) && x.param.empty());
+        names_b = names_b || x.param == b_ || in_sum(x.param, b_);
+      }
+      if (!names_b && !unknown) r.sized = false;
+    }
+    rows_[v] = r;
+  }
+
+  const ir::Graph& g_;
+  std::string b_;
+  std::unordered_map<const Value*, Row> rows_;
+};
+
+}  // namespace
+
+std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph) {
+  std::map<std::string, std::string> out;
+  for (const Value* v : graph.inputs()) {
+    if (v->is_initializer() || !v->type().shape) continue;
+    for (const Dim& d : *v->type().shape)
+      if (!d.is_fixed() && !d.param.empty() && d.param.find(" + ") == std::string::npos && !out.count(d.param))
+        out[d.param] = Prover(graph, d.param).run();
+  }
+  return out;
+}
+
+}  // namespace sdx::analysis

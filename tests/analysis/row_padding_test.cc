@@ -1,0 +1,142 @@
+// analysis/row_padding.h: which symbolic input dims are independent rows (padding them is exact), and, for
+// the others, the node that mixes them.
+#include "analysis/row_padding.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/shape_inference.h"
+#include "ir/type_inference.h"
+
+namespace sdx::analysis {
+namespace {
+
+using ir::Dim;
+using ir::Dims;
+using ir::Graph;
+using ir::Node;
+using ir::TypeInfo;
+using ir::Value;
+
+Dim N(const char* s) { return Dim::symbolic(s); }
+Dim F(int64_t v) { return Dim::fixed(v); }
+
+Value* ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
+  return g.add_initializer(name, Tensor::from_values(DType::kInt64, Shape{static_cast<int64_t>(v.size())}, v.data()));
+}
+Value* weights(Graph& g, const std::string& name, int64_t k, int64_t n) {
+  std::vector<float> w(static_cast<size_t>(k * n), 0.5f);
+  return g.add_initializer(name, Tensor::from_values(DType::kFloat32, Shape{k, n}, w.data()));
+}
+ir::Attribute int_attr(const char* name, int64_t v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kInt;
+  a.i = v;
+  return a;
+}
+ir::Attribute ints_attr(const char* name, std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+// x [batch, seq, 16] -> MatMul -> Softmax over `softmax_axis` -> y.
+std::map<std::string, std::string> prove_softmax(int64_t softmax_axis) {
+  Graph g("g");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), N("seq"), F(16)}));
+  Node* mm = g.add_node("MatMul", "", "mm", {x, weights(g, "w", 16, 8)}, {"h"});
+  Node* sm = g.add_node("Softmax", "", "sm", {mm->output(0)}, {"y"});
+  sm->add_attribute(int_attr("axis", softmax_axis));
+  g.add_output(sm->output(0));
+  EXPECT_TRUE(ir::infer_types(g).is_ok());
+  return prove_row_dims(g);
+}
+
+TEST(RowPadding, RowsKeptApartAreProvenAndAMixedAxisNamesItsNode) {
+  auto p = prove_softmax(-1);
+  EXPECT_EQ(p["batch"], "");
+  EXPECT_EQ(p["seq"], "");
+  p = prove_softmax(1);  // normalizes along seq
+  EXPECT_EQ(p["batch"], "");
+  EXPECT_NE(p["seq"].find("node 'sm' (Softmax) mixes positions along it (input 0 axis 1)"), std::string::npos)
+      << p["seq"];
+}
+
+TEST(RowPadding, ReductionsContractionsAndConcatenationsAlongTheDimAreRefused) {
+  Graph g("g");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(16)}));
+  Value* u = g.add_input("u", TypeInfo::tensor(DType::kFloat32, Dims{N("c"), F(16)}));
+  Node* red = g.add_node("ReduceMax", "", "red", {x}, {"m"});
+  red->add_attribute(ints_attr("axes", {0}));
+  Node* sub = g.add_node("Sub", "", "sub", {x, red->output(0)}, {"y"});
+  Value* tk = g.add_input("tk", TypeInfo::tensor(DType::kFloat32, Dims{F(2), N("k")}));
+  Node* mk = g.add_node("MatMul", "", "mk", {tk, g.add_input("kb", TypeInfo::tensor(DType::kFloat32, Dims{N("k"), F(3)}))},
+                        {"z"});
+  Node* cat = g.add_node("Concat", "", "cat", {u, u}, {"cc"});
+  cat->add_attribute(int_attr("axis", 0));
+  g.add_output(sub->output(0));
+  g.add_output(mk->output(0));
+  g.add_output(cat->output(0));
+  ASSERT_TRUE(ir::infer_types(g).is_ok());
+  auto p = prove_row_dims(g);
+  EXPECT_NE(p["batch"].find("node 'red' (ReduceMax) mixes"), std::string::npos) << p["batch"];
+  EXPECT_NE(p["k"].find("node 'mk' (MatMul) mixes"), std::string::npos) << p["k"];
+  EXPECT_NE(p["c"].find("node 'cat' (Concat) mixes"), std::string::npos) << p["c"];
+}
+
+// Sizes of the dim may shape tensors (a Reshape's target computed from Shape) but not enter arithmetic.
+TEST(RowPadding, SizesShapeTensorsButAreNotData) {
+  Graph g("g");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(2), F(8)}));
+  Node* shape = g.add_node("Shape", "", "shape", {x}, {"shape"});
+  Node* b = g.add_node("Gather", "", "b", {shape->output(0), ints(g, "i0", {0})}, {"b"});
+  Node* target = g.add_node("Concat", "", "target", {b->output(0), ints(g, "rest", {16})}, {"target"});
+  target->add_attribute(int_attr("axis", 0));
+  Node* flat = g.add_node("Reshape", "", "flat", {x, target->output(0)}, {"flat"});  // [batch, 16]
+  g.add_output(flat->output(0));
+  ASSERT_TRUE(ir::infer_types(g).is_ok());
+  EXPECT_EQ(prove_row_dims(g)["batch"], "");
+
+  // The same size cast to float and divided into the rows: a mean over the batch size.
+  Node* cast = g.add_node("Cast", "", "cast", {b->output(0)}, {"bf"});
+  cast->add_attribute(int_attr("to", 1));
+  Node* div = g.add_node("Div", "", "div", {flat->output(0), cast->output(0)}, {"scaled"});
+  g.add_output(div->output(0));
+  ASSERT_TRUE(ir::infer_types(g).is_ok());
+  const std::string why = prove_row_dims(g)["batch"];
+  EXPECT_NE(why.find("node 'div' (Div) reads a size of it as data"), std::string::npos) << why;
+}
+
+TEST(RowPadding, AReshapeThatRegroupsTheDimOrAnOpWithoutARuleIsRefused) {
+  Graph g("g");
+  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(4)}));
+  Node* r = g.add_node("Reshape", "", "r", {x, ints(g, "s", {4, -1})}, {"r"});  // [4, batch]: rows scrambled
+  g.add_output(r->output(0));
+  Value* y = g.add_input("y", TypeInfo::tensor(DType::kFloat32, Dims{N("n"), F(4)}));
+  Node* nz = g.add_node("NonZero", "", "nz", {y}, {"nz"});
+  g.add_output(nz->output(0));
+  ASSERT_TRUE(ir::infer_types(g).is_ok());
+  auto p = prove_row_dims(g);
+  EXPECT_NE(p["batch"].find("node 'r' (Reshape)"), std::string::npos) << p["batch"];
+  EXPECT_NE(p["n"].find("node 'nz' (NonZero) has no row rule"), std::string::npos) << p["n"];
+}
+
+TEST(RowPadding, TheDimInsideASumOrTwiceInOneShapeIsRefused) {
+  Graph g("g");
+  Value* m = g.add_input("mask", TypeInfo::tensor(DType::kFloat32, Dims{N("b"), N("past + b")}));
+  Value* sq = g.add_input("square", TypeInfo::tensor(DType::kFloat32, Dims{N("n"), N("n")}));
+  Node* a = g.add_node("Relu", "", "a", {m}, {"a"});
+  Node* c = g.add_node("Relu", "", "c", {sq}, {"c"});
+  g.add_output(a->output(0));
+  g.add_output(c->output(0));
+  ASSERT_TRUE(ir::infer_types(g).is_ok());
+  auto p = prove_row_dims(g);
+  EXPECT_NE(p["b"].find("inside a sum"), std::string::npos) << p["b"];
+  EXPECT_NE(p["n"].find("at two axes"), std::string::npos) << p["n"];
+  EXPECT_EQ(p.count("past + b"), 0u);  // a sum is not a dim to pad on its own
+}
+
+}  // namespace
+}  // namespace sdx::analysis
