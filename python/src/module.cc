@@ -842,6 +842,13 @@ class PySession {
     return d;
   }
 
+  // Per symbolic input dim: "" when padding it is proven exact (independent rows), else why not.
+  nb::dict row_dims() const {
+    nb::dict d;
+    for (const auto& [name, why] : engine().row_dims()) d[nb::str(name.c_str())] = why;
+    return d;
+  }
+
   static nb::list body_report_list(const std::vector<runtime::BodyReport>& reports) {
     nb::list out;
     for (const runtime::BodyReport& r : reports) {
@@ -1022,6 +1029,7 @@ NB_MODULE(_sdx, m) {
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, nb::arg("feeds"), nb::arg("output_names"), nb::arg("terminate").none() = nb::none(),
            nb::arg("want_report") = false)
+      .def("row_dims", &PySession::row_dims)
       .def("run_arrays", &PySession::run_arrays, nb::arg("arrays"), nb::arg("outputs"), nb::arg("want_report"),
            nb::arg("terminate").none() = nb::none())
       .def("run_feed", &PySession::run_feed, nb::arg("feed").none(), nb::arg("output_names").none(),

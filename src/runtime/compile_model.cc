@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/row_padding.h"
 #include "ir/model_verifier.h"
 #include "ir/type_inference.h"
 #include "ir/verifier.h"
@@ -28,10 +29,11 @@ Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOption
   SDX_RETURN_IF_ERROR(ir::verify_model(model), "verifier");
   SDX_RETURN_IF_ERROR(ir::infer_types(g), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(g), "verifier");
+  CompiledModel c;
+  c.row_dims = analysis::prove_row_dims(g);
   std::map<std::string, std::vector<std::string>> readers_before;
   for (const ir::Value* v : g.initializers())
     if (!v->is_graph_input()) readers_before[v->name()] = readers(v);
-  CompiledModel c;
   SDX_ASSIGN_OR_RETURN(c.optimization, opt::optimize(g, options), "graph optimizer");
   for (const ir::Value* v : g.initializers()) {
     auto it = readers_before.find(v->name());

@@ -4,6 +4,7 @@
 //   SDX_ASSIGN_OR_RETURN(CompiledModel c, compile_model(model, options.optimizer), "");
 #pragma once
 
+#include <map>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -19,6 +20,9 @@ struct CompiledModel {
   // Initializers a caller may override (Session::set_variable): graph inputs, and constants whose readers
   // the optimizer left exactly as they were (it may have read, folded or merged the others).
   std::unordered_set<const ir::Value*> overridable;
+  // Per symbolic input dim: "" when padding it is exact (rows independent), else why not; proven on the graph
+  // as loaded, before the optimizer (analysis/row_padding.h).
+  std::map<std::string, std::string> row_dims;
 };
 
 // Verifies, types and optimizes model.graph in place.

@@ -343,9 +343,12 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
              " warmup run(s) slot by slot, then freeze and capture";
     });
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
-    if (!c_.shape_buckets && obs::Diagnostics::global().enabled(DiagCategory::kFallback, DiagLevel::kSummary))
-      if (std::string why = variety_.add(*c_.inputs, args); !why.empty())
-        diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_VARY", [&] { return why; });
+    if (!c_.shape_buckets && (c_.on_shapes_vary ||
+                              obs::Diagnostics::global().enabled(DiagCategory::kFallback, DiagLevel::kSummary)))
+      if (ShapeVariety::Varied v = variety_.add(*c_.inputs, args); !v.text.empty()) {
+        if (c_.on_shapes_vary) v.text += ". " + (*c_.on_shapes_vary)(v);
+        diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_VARY", [&] { return v.text; });
+      }
   }
   SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");
   if (e.phase_ == PlanPhase::kWarmup && e.warmup_runs_ >= c_.warmup_runs) SDX_RETURN_IF_ERROR(freeze(ctx, e, args), "");

@@ -65,6 +65,10 @@ class Executor {
     // Called after a plan is frozen and captured (or found not capturable), on the calling thread.
     const std::function<void(const PlanEntry&)>* on_captured = nullptr;
     bool shape_buckets = false;  // the session pads inputs itself (SessionOptions::shape_buckets)
+    // Called once, on the calling thread, when callers have brought ShapeVariety::kManySignatures signatures
+    // whose dims differ: those dims (declared names, sizes seen); returns what the session did about them
+    // (added to SHAPES_VARY). Null: nothing is done.
+    const std::function<std::string(const ShapeVariety::Varied&)>* on_shapes_vary = nullptr;
   };
   explicit Executor(Config config) : c_(std::move(config)) {}
 

@@ -58,6 +58,7 @@ Status Session::init() {
   optimization_ = std::move(compiled.optimization);
   optimization_.preoptimized = optimized_;
   overridable_ = std::move(compiled.overridable);
+  row_dims_ = std::move(compiled.row_dims);
   std::vector<const ir::Node*> unsupported;
   if (!loops_) loops_ = std::make_shared<analysis::LoopMonitor>(options_.loops);
   BodySessionCompiler bodies(model_, options_, loops_);
@@ -81,6 +82,9 @@ Status Session::init() {
   }
   if (!body_) {
     SDX_ASSIGN_OR_RETURN(buckets_, ShapeBuckets::create(options_.shape_buckets, inputs_, outputs_), "");
+    active_buckets_.store(buckets_.get(), std::memory_order_release);  // before any call: nothing to publish yet
+    if (!buckets_ && options_.auto_shape_buckets)
+      on_shapes_vary_ = [this](const ShapeVariety::Varied& v) { return switch_to_buckets(v); };
   }
   // The executor's own plan computes every output; it lives as long as the session.
   full_plan_ = std::shared_ptr<const plan::Plan>(std::shared_ptr<void>(), &graph_executor_.plan());
@@ -102,7 +106,8 @@ Status Session::init() {
                                                           .threads = threads_.get(),
                                                           .optimization = &optimization_,
                                                           .on_captured = &on_captured_,
-                                                          .shape_buckets = buckets_ != nullptr});
+                                                          .shape_buckets = buckets_ != nullptr,
+                                                          .on_shapes_vary = on_shapes_vary_ ? &on_shapes_vary_ : nullptr});
   obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "session", [&] {
     return "graph '" + model_.graph->name() + "': " + std::to_string(optimization_.nodes_after) + " nodes (" +
            std::to_string(optimization_.nodes_before) + " before the optimizer), " + std::to_string(inputs_.size()) +

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -40,6 +41,7 @@
 #include "runtime/plan_cache.h"
 #include "runtime/session_options.h"
 #include "runtime/shape_buckets.h"
+#include "runtime/shape_variety.h"
 #include "runtime/tensor_arg.h"
 #include "runtime/value_info.h"
 
@@ -140,7 +142,12 @@ class Session {
   // the bodies nested in it; empty with subgraph_plans off.
   std::vector<BodyReport> body_reports() const;
   // The shape buckets (options().shape_buckets; runtime/shape_buckets.h), or null without them.
-  const ShapeBuckets* shape_buckets() const { return buckets_.get(); }
+  // Acquire: pairs with the release store that publishes automatic buckets (session_buckets.cc).
+  const ShapeBuckets* shape_buckets() const { return active_buckets_.load(std::memory_order_acquire); }
+  // Per symbolic input dim: "" when padding it is proven exact (independent rows), else why not
+  // (analysis/row_padding.h). Without a shape_buckets option, dims proven so that vary across calls switch to
+  // automatic buckets (SessionOptions::auto_shape_buckets; session_buckets.cc).
+  const std::map<std::string, std::string>& row_dims() const { return row_dims_; }
 
  private:
   Session() = default;
@@ -204,6 +211,16 @@ class Session {
   mutable std::atomic<Context*> bound_{nullptr};
   // Symbolic dims padded up to buckets on the feeds path (options_.shape_buckets); null without them.
   std::unique_ptr<ShapeBuckets> buckets_;
+  // Automatic buckets (session_buckets.cc): the proof per dim, the executor's hook, the buckets switched on
+  // (made once, under auto_mu_, kept for the session's life) and the buckets in use: buckets_ or
+  // auto_buckets_, published with release once made, read with acquire by every call.
+  std::map<std::string, std::string> row_dims_;
+  std::function<std::string(const ShapeVariety::Varied&)> on_shapes_vary_;
+  mutable std::mutex auto_mu_;
+  mutable std::unique_ptr<ShapeBuckets> auto_buckets_;
+  mutable std::atomic<ShapeBuckets*> active_buckets_{nullptr};
+  // Switches the proven dims among `dims` to automatic buckets; returns what it did and why not for the rest.
+  std::string switch_to_buckets(const ShapeVariety::Varied& varied) const;
 };
 
 }  // namespace sdx::runtime

@@ -26,8 +26,8 @@ Status own(Datum& d) {
 
 Result<std::vector<Datum>> Session::run_pooled(const std::vector<const Datum*>& by_input, const std::vector<int>& outputs,
                                                ExecutionReport* report) const {
-  if (buckets_) {
-    SDX_ASSIGN_OR_RETURN(ShapeBuckets::Call call, buckets_->pad(by_input), "");
+  if (ShapeBuckets* buckets = active_buckets_.load(std::memory_order_acquire)) {  // pairs with its release store
+    SDX_ASSIGN_OR_RETURN(ShapeBuckets::Call call, buckets->pad(by_input), "");
     if (call.padded()) {
       std::vector<const Datum*> padded;
       for (const Datum& d : call.feeds) padded.push_back(&d);
@@ -35,10 +35,10 @@ Result<std::vector<Datum>> Session::run_pooled(const std::vector<const Datum*>& 
       const std::vector<int>& positions = outputs.empty() ? all_outputs_ : outputs;
       if (report)
         for (int64_t p : call.pads) report->bucket_padding += p;
-      if (!buckets_->unchecked()) return sliced;
+      if (!buckets->unchecked()) return sliced;
       // The first padded call: the exact shapes too, and padding stays only if they agree.
       SDX_ASSIGN_OR_RETURN(std::vector<Datum> exact, run_planned(by_input, outputs, nullptr), "");
-      if (buckets_->verify(sliced, exact, positions)) return sliced;
+      if (buckets->verify(sliced, exact, positions)) return sliced;
       if (report) report->bucket_padding = 0;
       return exact;
     }
@@ -61,7 +61,7 @@ Result<std::vector<Datum>> Session::run_planned(const std::vector<const Datum*>&
     if (!padded) s = own(out.back());
   }
   if (s.is_ok() && padded) {  // sliced back into outputs of their own while ctx still holds the padded ones
-    Result<std::vector<Datum>> sliced = buckets_->unpad(out, outputs.empty() ? all_outputs_ : outputs, *padded);
+    Result<std::vector<Datum>> sliced = shape_buckets()->unpad(out, outputs.empty() ? all_outputs_ : outputs, *padded);
     s = sliced.is_ok() ? Status::ok() : sliced.status();
     if (s.is_ok()) out = std::move(sliced).value();
     for (size_t i = 0; s.is_ok() && i < out.size(); ++i) s = own(out[i]);  // outputs unpad left as they were

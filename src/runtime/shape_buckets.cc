@@ -156,6 +156,33 @@ std::vector<int64_t> ShapeBuckets::leads(const std::vector<AxisDims>& axes, size
   return lead;
 }
 
+void ShapeBuckets::choose(AutoState& a, const Dim& d) {
+  // Bucket sizes are chosen among at most kMaxCandidates of the sizes seen (evenly spaced through them, the
+  // largest included), so a choice costs O(K x 256^2) however many sizes the dim took.
+  constexpr size_t kMaxCandidates = 256;
+  std::vector<plan::SizeCount> trace;
+  std::vector<int64_t> candidates;
+  const size_t n = a.seen.size(), stride = (n + kMaxCandidates - 1) / kMaxCandidates;
+  size_t i = 0;
+  for (const auto& [size, count] : a.seen) {
+    trace.push_back({size, count});
+    if (stride > 1 && ((n - 1 - i) % stride == 0)) candidates.push_back(size);
+    ++i;
+  }
+  a.chosen = plan::choose_buckets(std::move(trace), d.max_buckets, 0, candidates).sizes;
+}
+
+void ShapeBuckets::seed(const std::string& name, const std::vector<int64_t>& sizes) {
+  std::lock_guard<std::mutex> lock(auto_mu_);
+  for (size_t k = 0; k < dims_.size(); ++k) {
+    if (dims_[k].name != name || dims_[k].step != 0) continue;
+    AutoState& a = auto_[k];
+    for (int64_t s : sizes)
+      if (s > 0) a.seen[s] += 1;
+    if (!a.seen.empty()) choose(a, dims_[k]);
+  }
+}
+
 int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
   if (value <= 0) return value;
   if (d.step > 0) return (value + d.step - 1) / d.step * d.step;
@@ -164,21 +191,7 @@ int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
   std::lock_guard<std::mutex> lock(auto_mu_);
   AutoState& a = auto_[static_cast<size_t>(&d - dims_.data())];
   if (a.seen.size() < kMaxSizesKept || a.seen.count(value)) a.seen[value] += 1;
-  if (++a.calls % kRechooseEvery == 0) {
-    // Bucket sizes are chosen among at most kMaxCandidates of the sizes seen (evenly spaced through them, the
-    // largest included), so a choice costs O(K x 256^2) however many sizes the dim took.
-    constexpr size_t kMaxCandidates = 256;
-    std::vector<plan::SizeCount> trace;
-    std::vector<int64_t> candidates;
-    const size_t n = a.seen.size(), stride = (n + kMaxCandidates - 1) / kMaxCandidates;
-    size_t i = 0;
-    for (const auto& [size, count] : a.seen) {
-      trace.push_back({size, count});
-      if (stride > 1 && ((n - 1 - i) % stride == 0)) candidates.push_back(size);
-      ++i;
-    }
-    a.chosen = plan::choose_buckets(std::move(trace), d.max_buckets, 0, candidates).sizes;
-  }
+  if (++a.calls % kRechooseEvery == 0) choose(a, d);
   auto it = std::lower_bound(a.chosen.begin(), a.chosen.end(), value);
   if (it != a.chosen.end()) return *it;
   // Above every chosen size: a multiple of a quarter of the value's power of two (at least 16).

@@ -62,6 +62,10 @@ class ShapeBuckets {
   Result<std::vector<Datum>> unpad(const std::vector<Datum>& padded, const std::vector<int>& outputs,
                                    const Call& call) const;
 
+  // Automatic dim `name`: counts `sizes` as seen once each and chooses its buckets now (the sizes callers
+  // brought before the buckets were made: runtime/session_buckets.cc).
+  void seed(const std::string& name, const std::vector<int64_t>& sizes);
+
   // Whether the first padded call's check is still to come (the caller then runs the exact shapes too and
   // calls verify()).
   bool unchecked() const { return state_.load(std::memory_order_acquire) == kUnchecked; }
@@ -91,6 +95,7 @@ class ShapeBuckets {
   using AxisDims = std::vector<std::vector<int>>;
 
   int64_t bucket_of(const Dim& d, int64_t value) const;
+  static void choose(AutoState& a, const Dim& d);  // a.chosen from a.seen (auto_mu_ held)
   // Entries added in front of each axis of value i (of `axes`: the inputs' or the outputs'), or empty when
   // none is (not a tensor, another rank than declared, nothing padded).
   static std::vector<int64_t> leads(const std::vector<AxisDims>& axes, size_t i, const Datum& d, const Call& call);

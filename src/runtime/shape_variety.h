@@ -26,9 +26,14 @@ class ShapeVariety {
  public:
   static constexpr int kManySignatures = 8;
 
-  // Notes a new signature's inputs (one TensorArg per input); returns the diagnostic's text when this is the
-  // kManySignatures-th signature with dims that differ (once per session), else "".
-  std::string add(const std::vector<ValueInfo>& inputs, const TensorArg* args);
+  struct Varied {
+    std::string text;               // the diagnostic's text ("" until said)
+    std::vector<std::string> dims;  // the declared names of the dims that differ (unnamed ones left out)
+    std::map<std::string, std::vector<int64_t>> sizes;  // per name: the sizes seen
+  };
+  // Notes a new signature's inputs (one TensorArg per input); returns the diagnostic when this is the
+  // kManySignatures-th signature with dims that differ (once per session), else an empty Varied.
+  Varied add(const std::vector<ValueInfo>& inputs, const TensorArg* args);
 
  private:
   std::mutex mu_;  // guards the members: new signatures come from any calling thread

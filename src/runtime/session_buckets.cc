@@ -1,0 +1,40 @@
+// Session's automatic buckets (issue 21: padding on by default where it is safe). With no shape_buckets
+// option, the executor calls switch_to_buckets once its callers have brought ShapeVariety::kManySignatures
+// input-shape signatures whose dims differ. The dims among them that analysis/row_padding.h proved
+// independent rows (a batch dim of a model that never mixes rows) become automatic buckets, NAME=auto
+// (runtime/shape_buckets.h: sizes chosen from the traffic, left padding, outputs sliced back, the first padded
+// call checked against the exact shapes). The rest keep their exact shapes; the SHAPES_VARY diagnostic says
+// why for each.
+#include "runtime/session.h"
+
+namespace sdx::runtime {
+
+std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const {
+  std::vector<std::string> spec;
+  std::string kept;
+  for (const std::string& name : varied.dims) {
+    auto it = row_dims_.find(name);
+    const std::string why = it == row_dims_.end() ? "not an input dim of its own" : it->second;
+    if (why.empty()) spec.push_back(name + "=auto");
+    else kept += (kept.empty() ? "" : "; ") + ("'" + name + "' keeps exact shapes: " + why);
+  }
+  std::string said;
+  if (!spec.empty()) {
+    Result<std::unique_ptr<ShapeBuckets>> made = ShapeBuckets::create(spec, inputs_, outputs_);
+    std::lock_guard<std::mutex> lock(auto_mu_);
+    if (!made.is_ok()) {
+      said = "automatic buckets not made: " + made.status().message();
+    } else if (!active_buckets_.load(std::memory_order_acquire)) {
+      auto_buckets_ = std::move(made).value();
+      for (const auto& [name, sizes] : varied.sizes) auto_buckets_->seed(name, sizes);  // buckets from the start
+      // Release: publishes the ShapeBuckets just made to every later call (shape_buckets()).
+      active_buckets_.store(auto_buckets_.get(), std::memory_order_release);
+      said = "switched to automatic buckets (padding proven exact: independent rows):";
+      for (const std::string& s : spec) said += " " + s;
+    }
+  }
+  if (!kept.empty()) said += (said.empty() ? "" : "; ") + kept;
+  return said;
+}
+
+}  // namespace sdx::runtime

@@ -1,0 +1,81 @@
+"""Padding on by default where it is safe (issue 21): a session with no shape_buckets option switches the
+varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
+brought 8 input-shape signatures; a dim the model mixes keeps its exact shapes and the session says why."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import sdx
+import sdx.diagnostics
+
+
+def _model(mix_rows: bool) -> onnx.ModelProto:
+    """x [batch, 16] -> MatMul W -> Relu -> Softmax over the features (rows independent), or (mix_rows) minus
+    the max over the batch (a ReduceMax along it: rows mixed)."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [16, 8], np.random.default_rng(0).normal(size=128).tolist())
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["r"])]
+    if mix_rows:
+        nodes += [helper.make_node("ReduceMax", ["r"], ["m"], axes=[0], keepdims=1),
+                  helper.make_node("Sub", ["r", "m"], ["s"])]
+    else:
+        nodes += [helper.make_node("Identity", ["r"], ["s"])]
+    nodes += [helper.make_node("Softmax", ["s"], ["y"], axis=-1)]
+    g = helper.make_graph(nodes, "rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _reference(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    opts = sdx.SessionOptions()
+    opts.auto_shape_buckets = False
+    return sdx.InferenceSession(model.SerializeToString(), opts).run(None, {"x": x})[0]
+
+
+def test_row_dims_are_proven_or_refused_with_the_node():
+    assert sdx.InferenceSession(_model(False).SerializeToString())._native.row_dims() == {"batch": ""}
+    why = sdx.InferenceSession(_model(True).SerializeToString())._native.row_dims()["batch"]
+    assert "ReduceMax" in why and "mixes positions along it" in why, why
+
+
+def test_a_varying_batch_switches_to_automatic_buckets_and_gives_the_exact_results():
+    model = _model(False)
+    sess = sdx.InferenceSession(model.SerializeToString())
+    rng = np.random.default_rng(1)
+    sizes = [1, 3, 2, 5, 4, 7, 6, 9, 8, 3, 11, 2, 13, 5, 1]
+    for i, b in enumerate(sizes):
+        x = rng.normal(size=(b, 16)).astype(np.float32)
+        y = sess.run(None, {"x": x})[0]
+        assert y.shape == (b, 8)
+        np.testing.assert_allclose(y, _reference(model, x), rtol=1e-5, atol=1e-6)
+        if i < 7:
+            assert sess._native.shape_buckets() is None, i  # exact shapes until the 8th signature
+    buckets = sess._native.shape_buckets()
+    assert buckets is not None and "batch in automatic buckets" in buckets["buckets"], buckets
+    assert "none chosen yet" not in buckets["buckets"], buckets  # chosen from the sizes seen before
+    assert buckets["status"].startswith("checked"), buckets
+
+
+def test_a_dim_the_model_mixes_keeps_exact_shapes_and_says_why():
+    model = _model(True)
+    sdx.diagnostics.enable("FALLBACK")
+    try:
+        sdx.diagnostics.reset()
+        sess = sdx.InferenceSession(model.SerializeToString())
+        rng = np.random.default_rng(2)
+        for b in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]:
+            x = rng.normal(size=(b, 16)).astype(np.float32)
+            np.testing.assert_allclose(sess.run(None, {"x": x})[0], _reference(model, x), rtol=1e-5, atol=1e-6)
+        assert sess._native.shape_buckets() is None
+        said = sdx.diagnostics.report()["categories"]["FALLBACK"]["last"].get("SHAPES_VARY", "")
+        assert "'batch' keeps exact shapes" in said and "ReduceMax" in said, said
+    finally:
+        sdx.diagnostics.disable()
+
+
+def test_auto_shape_buckets_off_keeps_exact_shapes():
+    opts = sdx.SessionOptions()
+    opts.auto_shape_buckets = False
+    sess = sdx.InferenceSession(_model(False).SerializeToString(), opts)
+    for b in range(1, 12):
+        sess.run(None, {"x": np.ones((b, 16), np.float32)})
+    assert sess._native.shape_buckets() is None
