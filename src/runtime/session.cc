@@ -83,7 +83,7 @@ Status Session::init() {
   if (!body_) {
     SDX_ASSIGN_OR_RETURN(buckets_, ShapeBuckets::create(options_.shape_buckets, inputs_, outputs_), "");
     active_buckets_.store(buckets_.get(), std::memory_order_release);  // before any call: nothing to publish yet
-    if (!buckets_ && options_.auto_shape_buckets)
+    if (!buckets_)
       on_shapes_vary_ = [this](const ShapeVariety::Varied& v) { return switch_to_buckets(v); };
   }
   // The executor's own plan computes every output; it lives as long as the session.

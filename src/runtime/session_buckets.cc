@@ -1,5 +1,5 @@
-// Session's automatic buckets (issue 21: padding on by default where it is safe). With no shape_buckets
-// option, the executor calls switch_to_buckets once its callers have brought ShapeVariety::kManySignatures
+// Session's automatic buckets (issue 21: padding by itself where it is safe). With no shape_buckets option
+// and SessionOptions::auto_shape_buckets on (off by default: see README), the executor calls switch_to_buckets once its callers have brought ShapeVariety::kManySignatures
 // input-shape signatures whose dims differ. The dims among them that analysis/row_padding.h proved
 // independent rows (a batch dim of a model that never mixes rows) become automatic buckets, NAME=auto
 // (runtime/shape_buckets.h: sizes chosen from the traffic, left padding, outputs sliced back, the first padded
@@ -7,19 +7,29 @@
 // why for each.
 #include "runtime/session.h"
 
+#include <algorithm>
+
 namespace sdx::runtime {
 
 std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const {
+  // At most half the plan cache's plans per dim: on a CPU, padding costs the padded rows' arithmetic, while a
+  // plan per size costs a warm-up once (the weights' packings are shared: backend/cpu/onednn/kept_packs.h), so
+  // buckets fall on the sizes seen (no padding) until there are more of them than plans to keep.
+  const int k = std::clamp(options_.plan_cache_max_count / 2, 8, 32);
   std::vector<std::string> spec;
   std::string kept;
   for (const std::string& name : varied.dims) {
     auto it = row_dims_.find(name);
     const std::string why = it == row_dims_.end() ? "not an input dim of its own" : it->second;
-    if (why.empty()) spec.push_back(name + "=auto");
+    if (why.empty()) spec.push_back(name + "=auto:" + std::to_string(k));
     else kept += (kept.empty() ? "" : "; ") + ("'" + name + "' keeps exact shapes: " + why);
   }
   std::string said;
-  if (!spec.empty()) {
+  if (!spec.empty() && !options_.auto_shape_buckets) {
+    said = "padding proven exact (independent rows) for";
+    for (const std::string& s : spec) said += " '" + s.substr(0, s.find('=')) + "'";
+    said += "; SessionOptions.auto_shape_buckets pads them in automatic buckets";
+  } else if (!spec.empty()) {
     Result<std::unique_ptr<ShapeBuckets>> made = ShapeBuckets::create(spec, inputs_, outputs_);
     std::lock_guard<std::mutex> lock(auto_mu_);
     if (!made.is_ok()) {

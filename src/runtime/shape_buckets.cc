@@ -180,6 +180,7 @@ void ShapeBuckets::seed(const std::string& name, const std::vector<int64_t>& siz
     for (int64_t s : sizes)
       if (s > 0) a.seen[s] += 1;
     if (!a.seen.empty()) choose(a, dims_[k]);
+    a.seeded = true;
   }
 }
 
@@ -193,6 +194,8 @@ int64_t ShapeBuckets::bucket_of(const Dim& d, int64_t value) const {
   if (a.seen.size() < kMaxSizesKept || a.seen.count(value)) a.seen[value] += 1;
   if (++a.calls % kRechooseEvery == 0) choose(a, d);
   auto it = std::lower_bound(a.chosen.begin(), a.chosen.end(), value);
+  if (a.seeded && (it == a.chosen.end() || *it != value) && static_cast<int>(a.chosen.size()) < d.max_buckets)
+    return *a.chosen.insert(it, value);  // room left: a size of its own (no padding)
   if (it != a.chosen.end()) return *it;
   // Above every chosen size: a multiple of a quarter of the value's power of two (at least 16).
   int64_t p2 = 1;

@@ -63,7 +63,8 @@ class ShapeBuckets {
                                    const Call& call) const;
 
   // Automatic dim `name`: counts `sizes` as seen once each and chooses its buckets now (the sizes callers
-  // brought before the buckets were made: runtime/session_buckets.cc).
+  // brought before the buckets were made: runtime/session_buckets.cc); from then on a new size is a bucket of
+  // its own while fewer than K are chosen (the choice every 64 calls still replaces them).
   void seed(const std::string& name, const std::vector<int64_t>& sizes);
 
   // Whether the first padded call's check is still to come (the caller then runs the exact shapes too and
@@ -90,6 +91,7 @@ class ShapeBuckets {
     std::map<int64_t, double> seen;
     std::vector<int64_t> chosen;
     int64_t calls = 0;
+    bool seeded = false;  // seed() made it: a new size joins `chosen` while fewer than max_buckets are
   };
   // Per input / output axis: the bucketed dims its declared dim names (indices into dims_).
   using AxisDims = std::vector<std::vector<int>>;

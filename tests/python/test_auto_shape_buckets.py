@@ -1,5 +1,5 @@
-"""Padding on by default where it is safe (issue 21): a session with no shape_buckets option switches the
-varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
+"""Padding by itself where it is safe (issue 21): a session with auto_shape_buckets on and no shape_buckets
+option switches the varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
 brought 8 input-shape signatures; a dim the model mixes keeps its exact shapes and the session says why."""
 import numpy as np
 import onnx
@@ -39,9 +39,12 @@ def test_row_dims_are_proven_or_refused_with_the_node():
 
 def test_a_varying_batch_switches_to_automatic_buckets_and_gives_the_exact_results():
     model = _model(False)
-    sess = sdx.InferenceSession(model.SerializeToString())
+    opts = sdx.SessionOptions()
+    opts.auto_shape_buckets = True
+    opts.plan_cache_max_count = 16  # buckets: at most 8 sizes, so the sizes after the first 8 are padded
+    sess = sdx.InferenceSession(model.SerializeToString(), opts)
     rng = np.random.default_rng(1)
-    sizes = [1, 3, 2, 5, 4, 7, 6, 9, 8, 3, 11, 2, 13, 5, 1]
+    sizes = [1, 3, 2, 5, 4, 7, 6, 9, 8, 3, 11, 2, 13, 5, 1, 10, 12]
     for i, b in enumerate(sizes):
         x = rng.normal(size=(b, 16)).astype(np.float32)
         y = sess.run(None, {"x": x})[0]
@@ -60,7 +63,9 @@ def test_a_dim_the_model_mixes_keeps_exact_shapes_and_says_why():
     sdx.diagnostics.enable("FALLBACK")
     try:
         sdx.diagnostics.reset()
-        sess = sdx.InferenceSession(model.SerializeToString())
+        opts = sdx.SessionOptions()
+        opts.auto_shape_buckets = True
+        sess = sdx.InferenceSession(model.SerializeToString(), opts)
         rng = np.random.default_rng(2)
         for b in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]:
             x = rng.normal(size=(b, 16)).astype(np.float32)
@@ -72,10 +77,15 @@ def test_a_dim_the_model_mixes_keeps_exact_shapes_and_says_why():
         sdx.diagnostics.disable()
 
 
-def test_auto_shape_buckets_off_keeps_exact_shapes():
-    opts = sdx.SessionOptions()
-    opts.auto_shape_buckets = False
-    sess = sdx.InferenceSession(_model(False).SerializeToString(), opts)
-    for b in range(1, 12):
-        sess.run(None, {"x": np.ones((b, 16), np.float32)})
-    assert sess._native.shape_buckets() is None
+def test_auto_shape_buckets_off_keeps_exact_shapes_and_says_what_is_proven():
+    sdx.diagnostics.enable("FALLBACK")
+    try:
+        sdx.diagnostics.reset()
+        sess = sdx.InferenceSession(_model(False).SerializeToString())  # the default: off
+        for b in range(1, 12):
+            sess.run(None, {"x": np.ones((b, 16), np.float32)})
+        assert sess._native.shape_buckets() is None
+        said = sdx.diagnostics.report()["categories"]["FALLBACK"]["last"].get("SHAPES_VARY", "")
+        assert "padding proven exact (independent rows) for 'batch'" in said, said
+    finally:
+        sdx.diagnostics.disable()
