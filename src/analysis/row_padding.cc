@@ -231,13 +231,16 @@ std::string regroups(const View& v) {
     if (std::string why = v.shape_operand(i); !why.empty()) return why;
   const int a = v.axis(0), o = v.out[0].axis;
   if (a < 0) return "";
-  if (o < 0) return v.where() + " regroups it with other dims";
+  if (o < 0)
+    return v.where() + " regroups it with other dims (" + v.n.input(0)->type().shape_string() + " -> " +
+           v.n.output(0)->type().shape_string() + ")";
   const auto& x = *v.n.input(0)->type().shape;
   const auto& y = *v.n.output(0)->type().shape;
   auto bx = product(x, 0, static_cast<size_t>(a)), ax = product(x, static_cast<size_t>(a) + 1, x.size());
   auto by = product(y, 0, static_cast<size_t>(o)), ay = product(y, static_cast<size_t>(o) + 1, y.size());
-  if (!bx || !ax || !by || !ay) return v.where() + ": the dims around it are not all known";
-  if (*bx != *by || *ax != *ay) return v.where() + " regroups it with other dims";
+  const std::string shapes = " (" + v.n.input(0)->type().shape_string() + " -> " + v.n.output(0)->type().shape_string() + ")";
+  if (!bx || !ax || !by || !ay) return v.where() + ": the dims around it are not all known" + shapes;
+  if (*bx != *by || *ax != *ay) return v.where() + " regroups it with other dims" + shapes;
   return "";
 }
 

@@ -67,10 +67,37 @@ const Dims* input_dims(const Node& node, int i) {
   return &*v->type().shape;
 }
 
+namespace {
+
+// Whether `name` is a dim some input of g (or of a graph g is a body of) declares.
+bool input_symbol(const Graph* g, const std::string& name) {
+  for (; g; g = g->parent())
+    for (const Value* in : g->inputs())
+      if (in->type().shape)
+        for (const Dim& d : *in->type().shape)
+          if (d.param == name) return true;
+  return false;
+}
+
+}  // namespace
+
 void set_output_dims(Node& node, int o, Dims dims) {
   Value* v = node.output(o);
-  if (!v || v->type().kind != TypeInfo::Kind::kTensor || v->type().shape) return;
-  v->mutable_type().shape = std::move(dims);
+  if (!v || v->type().kind != TypeInfo::Kind::kTensor) return;
+  if (!v->type().shape) {
+    v->mutable_type().shape = std::move(dims);
+    return;
+  }
+  // A shape declared on an intermediate value (an exporter's value_info) keeps its fixed dims and the symbols
+  // the inputs declare; where it has an unknown dim or a placeholder of its own ("unk__4": no input names it),
+  // an inferred dim that is known takes its place, so the inputs' symbols reach it.
+  Dims& have = *v->mutable_type().shape;
+  if (have.size() != dims.size() || node.owner()->is_output(v)) return;
+  for (size_t i = 0; i < have.size(); ++i) {
+    const bool placeholder = !have[i].is_fixed() && (have[i].param.empty() || !input_symbol(node.owner(), have[i].param));
+    const bool known = dims[i].is_fixed() || !dims[i].param.empty();
+    if (placeholder && known) have[i] = dims[i];
+  }
 }
 
 std::optional<std::vector<int64_t>> constant_ints_input(const Node& node, int i) {
@@ -582,6 +609,15 @@ Status shape_expand(Node& node) {
   const Dims* x = input_dims(node, 0);
   auto shape = constant_ints_input(node, 1);
   if (x && !shape) {
+    // A shape computed from shapes (ir/symbolic_scalar.h): broadcast against its dims.
+    if (auto sym = node.input(1) ? symbolic_vector(node.input(1)) : std::nullopt) {
+      Dims target;
+      for (const Dim& d : *sym) target.push_back(is_int(d) ? (d.value >= 0 ? Dim::fixed(d.value) : Dim{}) : d.param.empty() ? Dim{} : d);
+      if (Result<Dims> r = broadcast_dims(*x, target); r.is_ok()) {
+        set_output_dims(node, 0, std::move(r.value()));
+        return Status::ok();
+      }
+    }
     // A computed shape of known length still fixes the rank: max(rank(x), length). A dim of x that is
     // fixed and not 1 is the output's (the shape's value there must be 1 or that dim); the rest unknown.
     const Dims* s = input_dims(node, 1);
@@ -680,10 +716,24 @@ Status shape_slice(Node& node) {
       for (int64_t i = 0; i < (*sd)[0].value; ++i) ax.push_back(i);
     }
   }
+  // Bounds computed from shapes: [0, S) of a longer axis (a position table cut to the sequence's length) is
+  // S; the rest unknown.
+  std::optional<Dims> sym_starts, sym_ends;
+  if (!exact && from_inputs && (!has_steps || (steps && std::all_of(steps->begin(), steps->end(), [](int64_t s) {
+                                                  return s == 1;
+                                                })))) {
+    sym_starts = node.input(1) ? symbolic_vector(node.input(1)) : std::nullopt;
+    sym_ends = node.num_inputs() > 2 && node.input(2) ? symbolic_vector(node.input(2)) : std::nullopt;
+  }
   for (size_t i = 0; i < ax.size(); ++i) {
     int64_t a = ax[i] < 0 ? ax[i] + r : ax[i];
     if (a < 0 || a >= r) return invalid_argument("Slice axis " + std::to_string(ax[i]) + " out of range for rank " + std::to_string(r));
     Dim& d = out[static_cast<size_t>(a)];
+    if (!exact && sym_starts && sym_ends && sym_starts->size() == ax.size() && sym_ends->size() == ax.size() &&
+        is_int((*sym_starts)[i]) && (*sym_starts)[i].value == 0 && !(*sym_ends)[i].param.empty()) {
+      d = (*sym_ends)[i];
+      continue;
+    }
     if (!exact || !d.is_fixed()) {
       d = Dim::symbolic("");
       continue;

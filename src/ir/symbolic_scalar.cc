@@ -63,6 +63,12 @@ std::optional<Dim> scalar_at(const Value* v, int depth) {
     if (!index || !index->is_fixed()) return std::nullopt;
     return shape_element(*shape, index->value);
   }
+  if (op == "Mul") {  // of fixed sizes only (a symbol times anything has no spelling here)
+    auto a = scalar_at(p->input(0), depth + 1);
+    auto b = a && a->is_fixed() ? scalar_at(p->input(1), depth + 1) : std::nullopt;
+    if (!b || !b->is_fixed()) return std::nullopt;
+    return Dim::fixed(a->value * b->value);
+  }
   if (op == "Add" || op == "Sub") {
     auto a = scalar_at(p->input(0), depth + 1);
     auto b = a ? scalar_at(p->input(1), depth + 1) : std::nullopt;
@@ -116,6 +122,8 @@ std::optional<std::vector<Dim>> vector_at(const Value* v, int depth) {
   }
   if (op == "Unsqueeze" || op == "Squeeze") {  // of a scalar (or one element): one element
     if (auto d = scalar_at(v, depth)) return std::vector<Dim>{*d};
+    const Dims* x = input_dims(*p, 0);
+    if (op == "Unsqueeze" && x && x->empty()) return std::vector<Dim>{Dim{kUnknownInt, {}}};  // a scalar not followed
     return std::nullopt;
   }
   if (op == "Concat") {
@@ -159,6 +167,54 @@ std::optional<std::vector<Dim>> vector_at(const Value* v, int depth) {
     b = std::clamp<int64_t>(b < 0 ? b + n : b, 0, n);
     e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
     return std::vector<Dim>(data->begin() + b, data->begin() + std::max(b, e));
+  }
+  if (op == "Reshape") {  // a vector flattened ([-1]) stays itself
+    auto t = vector_at(p->input(1), depth + 1);
+    if (t && t->size() == 1 && is_int((*t)[0]) && (*t)[0].value == -1) return vector_at(p->input(0), depth + 1);
+    return std::nullopt;
+  }
+  if (op == "ConstantOfShape") {  // [n] of a known integer value
+    auto n = vector_at(p->input(0), depth + 1);
+    const Attribute* a = p->attr("value");
+    auto value = a ? one_int(a->t) : std::optional<Dim>(Dim::fixed(0));
+    if (!n || n->size() != 1 || !(*n)[0].is_fixed() || !value || (*n)[0].value > 64) return std::nullopt;
+    return std::vector<Dim>(static_cast<size_t>((*n)[0].value), *value);
+  }
+  if (op == "Equal" || op == "Mul" || op == "Where") {
+    // Element by element (broadcasting one element), as exporters compute an Expand's target:
+    // Where(Equal(shape, -1), ones, shape). Equal is 1 / 0; a size (a symbol) never equals a negative number.
+    std::vector<std::vector<Dim>> in;
+    size_t n = 1;
+    for (const Value* x : p->inputs()) {
+      auto e = vector_at(x, depth + 1);
+      if (!e || e->empty()) return std::nullopt;
+      if (e->size() != 1 && n != 1 && e->size() != n) return std::nullopt;
+      n = std::max(n, e->size());
+      in.push_back(std::move(*e));
+    }
+    auto at = [&](size_t k, size_t i) -> const Dim& { return in[k].size() == 1 ? in[k][0] : in[k][i]; };
+    std::vector<Dim> out;
+    for (size_t i = 0; i < n; ++i) {
+      if (op == "Equal") {
+        const Dim &x = at(0, i), &y = at(1, i);
+        if (is_int(x) && is_int(y)) out.push_back(Dim::fixed(x.value == y.value ? 1 : 0));
+        else if (!x.param.empty() && !y.param.empty() && x.param == y.param) out.push_back(Dim::fixed(1));
+        else if ((!x.param.empty() && is_int(y) && y.value < 0) || (!y.param.empty() && is_int(x) && x.value < 0))
+          out.push_back(Dim::fixed(0));
+        else out.push_back(Dim{kUnknownInt, {}});
+      } else if (op == "Mul") {
+        const Dim &x = at(0, i), &y = at(1, i);
+        if (is_int(x) && is_int(y)) out.push_back(Dim{x.value * y.value, {}});
+        else if (is_int(x) && x.value == 1) out.push_back(y);
+        else if (is_int(y) && y.value == 1) out.push_back(x);
+        else out.push_back(Dim{kUnknownInt, {}});
+      } else {
+        const Dim& c = at(0, i);
+        if (!is_int(c)) out.push_back(Dim{kUnknownInt, {}});
+        else out.push_back(c.value ? at(1, i) : at(2, i));
+      }
+    }
+    return out;
   }
   if (auto d = scalar_at(v, depth)) return std::vector<Dim>{*d};  // Add / Sub of one element (never negative)
   return std::nullopt;
