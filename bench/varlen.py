@@ -3,15 +3,17 @@ text lines of any width): sdx against onnxruntime, each engine in a fresh proces
 meeting new sizes is counted as a user pays it.
 
     python3 bench/varlen.py [--models minilm_l3_paraphrase,ocr_rec_ppocrv4,crnn_lstm_ddddocr] [--calls 200]
-                            [--rounds 3] [--threads 1] [--sdx-b PYTHONPATH] [--json FILE]
+                            [--rounds 3] [--threads 1] [--sdx-b PYTHONPATH] [--auto-buckets] [--json FILE]
 
 Each model (bench/zoo.toml, fetched as bench/zoo.py does) has one dim that varies (VARYING below: the
 sequence length, or the image width); round r draws --calls sizes from its range with seed r, the same for
 every engine. A round runs the calls back to back in a new process per engine (session created first, not
 timed; the disk plan cache off), after timing.SETTLE_S of idle time, and reports the wall time of all calls,
 the per-call median and the process's resident memory at the end. --sdx-b adds a second sdx build (its
-python folder), e.g. an older commit's. Medians over rounds of wall time and of the per-round ratio
-sdx / onnxruntime.
+python folder), e.g. an older commit's. --auto-buckets adds sdx with SessionOptions.auto_shape_buckets on
+("sdx_auto": dims proven independent rows padded into automatic buckets once 8 sizes were seen). Medians over
+rounds of wall time and of the per-round ratio sdx / onnxruntime. orientation_cnn's varying dim is its batch
+(1..12 images of 224 x 224).
 """
 from __future__ import annotations
 
@@ -35,11 +37,13 @@ VARYING = {
     "minilm_l3_paraphrase": (["input_ids", "attention_mask"], 1, (8, 128), 1),
     "ocr_rec_ppocrv4": (["x"], 3, (64, 640), 8),
     "crnn_lstm_ddddocr": (["input1"], 3, (64, 320), 8),
+    "orientation_cnn": (["x"], 0, (1, 12), 1),
 }
 
 
-def sizes_for(model: str, calls: int, seed: int) -> list:
+def sizes_for(model: str, calls: int, seed: int, max_size: int = 0) -> list:
     lo, hi = VARYING[model][2]
+    hi = max_size or hi
     step = VARYING[model][3]
     return [int(v) * step for v in np.random.default_rng(seed).integers(lo // step, hi // step + 1, size=calls)]
 
@@ -70,8 +74,9 @@ def worker(a) -> int:
 
         so = sdx.SessionOptions()
         so.intra_op_num_threads = a.threads
+        so.auto_shape_buckets = a.auto_buckets
         sess = sdx.InferenceSession(path, so)
-    sizes = sizes_for(a.model, a.calls, a.seed)
+    sizes = sizes_for(a.model, a.calls, a.seed, a.max_size)
     feeds = [feeds_for(m, s) for s in sizes]
     time.sleep(SETTLE_S)
     took = []
@@ -87,12 +92,12 @@ def worker(a) -> int:
     return 0
 
 
-def run_worker(engine: str, model: str, seed: int, a, pythonpath: str | None) -> dict:
+def run_worker(engine: str, model: str, seed: int, a, pythonpath: str | None, auto: bool = False) -> dict:
     env = dict(os.environ, SDX_DISK_PLAN_CACHE="0")
     if pythonpath:
         env["PYTHONPATH"] = os.path.abspath(pythonpath)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--engine", engine, "--model", model,
-           "--seed", str(seed), "--calls", str(a.calls), "--threads", str(a.threads)]
+           "--seed", str(seed), "--calls", str(a.calls), "--threads", str(a.threads), "--max-size", str(a.max_size)] + (["--auto-buckets"] if auto else [])
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     if r.returncode != 0:
         raise SystemExit(f"{engine} on {model} failed:\n{r.stderr[-2000:]}")
@@ -106,6 +111,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--sdx-b", help="PYTHONPATH of a second sdx build to time beside the first")
+    ap.add_argument("--max-size", type=int, default=0, help="the varying dim's largest size (default: VARYING's)")
+    ap.add_argument("--auto-buckets", action="store_true",
+                    help="also time sdx with SessionOptions.auto_shape_buckets on (as sdx_auto)")
     ap.add_argument("--json")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine", help=argparse.SUPPRESS)
@@ -114,7 +122,8 @@ def main() -> int:
     a = ap.parse_args()
     if a.worker:
         return worker(a)
-    engines = [("sdx", None), ("onnxruntime", None)] + ([("sdx_b", a.sdx_b)] if a.sdx_b else [])
+    engines = [("sdx", None), ("onnxruntime", None)] + ([("sdx_b", a.sdx_b)] if a.sdx_b else []) + \
+        ([("sdx_auto", None)] if a.auto_buckets else [])
     results = {}
     for model in a.models.split(","):
         if model not in VARYING:
@@ -122,7 +131,8 @@ def main() -> int:
         rows = []
         for r in range(a.rounds):
             order = engines if r % 2 == 0 else engines[::-1]
-            got = {name: run_worker("sdx" if name.startswith("sdx") else name, model, r, a, pp) for name, pp in order}
+            got = {name: run_worker("sdx" if name.startswith("sdx") else name, model, r, a, pp, name == "sdx_auto")
+                   for name, pp in order}
             rows.append(got)
             print(f"{model} round {r + 1}: " + ", ".join(f"{n} {v['wall_s']:.3f} s (p50 {v['p50_ms']:.2f} ms, "
                                                           f"{v['rss_mb']} MB)" for n, v in got.items()), flush=True)
@@ -134,6 +144,9 @@ def main() -> int:
                 ", ".join(f"{x['sdx']['wall_s'] / x['onnxruntime']['wall_s']:.2f}" for x in rows) + ")")
         if a.sdx_b:
             line += "; sdx_b / sdx " + f"{statistics.median(x['sdx_b']['wall_s'] / x['sdx']['wall_s'] for x in rows):.2f}x"
+        if a.auto_buckets:
+            line += "; sdx_auto / sdx " + \
+                f"{statistics.median(x['sdx_auto']['wall_s'] / x['sdx']['wall_s'] for x in rows):.2f}x"
         print(line, flush=True)
         results[model] = {"rounds": rows, "median_wall_s": med, "sdx_over_onnxruntime": ratio}
     if a.json:
