@@ -3,15 +3,16 @@ text lines of any width): sdx against onnxruntime, each engine in a fresh proces
 meeting new sizes is counted as a user pays it.
 
     python3 bench/varlen.py [--models minilm_l3_paraphrase,ocr_rec_ppocrv4,crnn_lstm_ddddocr] [--calls 200]
-                            [--rounds 3] [--threads 1] [--sdx-b PYTHONPATH] [--auto-buckets] [--json FILE]
+                            [--rounds 3] [--threads 1] [--sdx-b PYTHONPATH] [--exact] [--json FILE]
 
 Each model (bench/zoo.toml, fetched as bench/zoo.py does) has one dim that varies (VARYING below: the
 sequence length, or the image width); round r draws --calls sizes from its range with seed r, the same for
 every engine. A round runs the calls back to back in a new process per engine (session created first, not
 timed; the disk plan cache off), after timing.SETTLE_S of idle time, and reports the wall time of all calls,
 the per-call median and the process's resident memory at the end. --sdx-b adds a second sdx build (its
-python folder), e.g. an older commit's. --auto-buckets adds sdx with SessionOptions.auto_shape_buckets on
-("sdx_auto": dims proven independent rows padded into automatic buckets once 8 sizes were seen). Medians over
+python folder), e.g. an older commit's. --exact adds sdx with SessionOptions.auto_shape_buckets off
+("sdx_exact": every size at its exact shapes; by default, dims proven independent rows switch to automatic
+buckets once half the plan cache's count of sizes were seen). Medians over
 rounds of wall time and of the per-round ratio sdx / onnxruntime. orientation_cnn's varying dim is its batch
 (1..12 images of 224 x 224).
 """
@@ -74,7 +75,7 @@ def worker(a) -> int:
 
         so = sdx.SessionOptions()
         so.intra_op_num_threads = a.threads
-        so.auto_shape_buckets = a.auto_buckets
+        so.auto_shape_buckets = not a.exact
         sess = sdx.InferenceSession(path, so)
     sizes = sizes_for(a.model, a.calls, a.seed, a.max_size)
     feeds = [feeds_for(m, s) for s in sizes]
@@ -92,12 +93,12 @@ def worker(a) -> int:
     return 0
 
 
-def run_worker(engine: str, model: str, seed: int, a, pythonpath: str | None, auto: bool = False) -> dict:
+def run_worker(engine: str, model: str, seed: int, a, pythonpath: str | None, exact: bool = False) -> dict:
     env = dict(os.environ, SDX_DISK_PLAN_CACHE="0")
     if pythonpath:
         env["PYTHONPATH"] = os.path.abspath(pythonpath)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--engine", engine, "--model", model,
-           "--seed", str(seed), "--calls", str(a.calls), "--threads", str(a.threads), "--max-size", str(a.max_size)] + (["--auto-buckets"] if auto else [])
+           "--seed", str(seed), "--calls", str(a.calls), "--threads", str(a.threads), "--max-size", str(a.max_size)] + (["--exact"] if exact else [])
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     if r.returncode != 0:
         raise SystemExit(f"{engine} on {model} failed:\n{r.stderr[-2000:]}")
@@ -112,8 +113,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--sdx-b", help="PYTHONPATH of a second sdx build to time beside the first")
     ap.add_argument("--max-size", type=int, default=0, help="the varying dim's largest size (default: VARYING's)")
-    ap.add_argument("--auto-buckets", action="store_true",
-                    help="also time sdx with SessionOptions.auto_shape_buckets on (as sdx_auto)")
+    ap.add_argument("--exact", action="store_true",
+                    help="also time sdx with SessionOptions.auto_shape_buckets off (as sdx_exact)")
     ap.add_argument("--json")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine", help=argparse.SUPPRESS)
@@ -123,7 +124,7 @@ def main() -> int:
     if a.worker:
         return worker(a)
     engines = [("sdx", None), ("onnxruntime", None)] + ([("sdx_b", a.sdx_b)] if a.sdx_b else []) + \
-        ([("sdx_auto", None)] if a.auto_buckets else [])
+        ([("sdx_exact", None)] if a.exact else [])
     results = {}
     for model in a.models.split(","):
         if model not in VARYING:
@@ -131,7 +132,7 @@ def main() -> int:
         rows = []
         for r in range(a.rounds):
             order = engines if r % 2 == 0 else engines[::-1]
-            got = {name: run_worker("sdx" if name.startswith("sdx") else name, model, r, a, pp, name == "sdx_auto")
+            got = {name: run_worker("sdx" if name.startswith("sdx") else name, model, r, a, pp, name == "sdx_exact")
                    for name, pp in order}
             rows.append(got)
             print(f"{model} round {r + 1}: " + ", ".join(f"{n} {v['wall_s']:.3f} s (p50 {v['p50_ms']:.2f} ms, "
@@ -144,9 +145,9 @@ def main() -> int:
                 ", ".join(f"{x['sdx']['wall_s'] / x['onnxruntime']['wall_s']:.2f}" for x in rows) + ")")
         if a.sdx_b:
             line += "; sdx_b / sdx " + f"{statistics.median(x['sdx_b']['wall_s'] / x['sdx']['wall_s'] for x in rows):.2f}x"
-        if a.auto_buckets:
-            line += "; sdx_auto / sdx " + \
-                f"{statistics.median(x['sdx_auto']['wall_s'] / x['sdx']['wall_s'] for x in rows):.2f}x"
+        if a.exact:
+            line += "; sdx / sdx_exact " + \
+                f"{statistics.median(x['sdx']['wall_s'] / x['sdx_exact']['wall_s'] for x in rows):.2f}x"
         print(line, flush=True)
         results[model] = {"rounds": rows, "median_wall_s": med, "sdx_over_onnxruntime": ratio}
     if a.json:

@@ -345,9 +345,13 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
     if (!c_.shape_buckets && (c_.on_shapes_vary ||
                               obs::Diagnostics::global().enabled(DiagCategory::kFallback, DiagLevel::kSummary)))
-      if (ShapeVariety::Varied v = variety_.add(*c_.inputs, args); !v.text.empty()) {
-        if (c_.on_shapes_vary) v.text += ". " + (*c_.on_shapes_vary)(v);
-        diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_VARY", [&] { return v.text; });
+      if (ShapeVariety::Varied v = variety_.add(*c_.inputs, args, c_.on_shapes_vary ? c_.act_at : 0);
+          !v.text.empty() || v.act) {
+        const std::string did = c_.on_shapes_vary ? (*c_.on_shapes_vary)(v) : "";
+        if (!v.text.empty())
+          diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_VARY",
+               [&] { return did.empty() ? v.text : v.text + ". " + did; });
+        if (v.act && !did.empty()) diag(DiagCategory::kFallback, DiagLevel::kSummary, "SHAPES_BUCKETED", [&] { return did; });
       }
   }
   SDX_RETURN_IF_ERROR(freeze_recorded(ctx, e, args, outputs), "");

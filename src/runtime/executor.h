@@ -69,6 +69,7 @@ class Executor {
     // whose dims differ: those dims (declared names, sizes seen); returns what the session did about them
     // (added to SHAPES_VARY). Null: nothing is done.
     const std::function<std::string(const ShapeVariety::Varied&)>* on_shapes_vary = nullptr;
+    int act_at = 0;  // the signature at which on_shapes_vary gets Varied::act (0: never)
   };
   explicit Executor(Config config) : c_(std::move(config)) {}
 

@@ -107,7 +107,8 @@ Status Session::init() {
                                                           .optimization = &optimization_,
                                                           .on_captured = &on_captured_,
                                                           .shape_buckets = buckets_ != nullptr,
-                                                          .on_shapes_vary = on_shapes_vary_ ? &on_shapes_vary_ : nullptr});
+                                                          .on_shapes_vary = on_shapes_vary_ ? &on_shapes_vary_ : nullptr,
+                                                          .act_at = options_.auto_shape_buckets ? auto_buckets_after() : 0});
   obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "session", [&] {
     return "graph '" + model_.graph->name() + "': " + std::to_string(optimization_.nodes_after) + " nodes (" +
            std::to_string(optimization_.nodes_before) + " before the optimizer), " + std::to_string(inputs_.size()) +

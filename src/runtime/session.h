@@ -221,6 +221,9 @@ class Session {
   mutable std::atomic<ShapeBuckets*> active_buckets_{nullptr};
   // Switches the proven dims among `dims` to automatic buckets; returns what it did and why not for the rest.
   std::string switch_to_buckets(const ShapeVariety::Varied& varied) const;
+  // The signatures after which automatic buckets switch on, and the most sizes they keep per dim: half the
+  // plan cache's plans (at least ShapeVariety::kManySignatures).
+  int auto_buckets_after() const;
 };
 
 }  // namespace sdx::runtime

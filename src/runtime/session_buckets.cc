@@ -1,21 +1,29 @@
-// Session's automatic buckets (issue 21: padding by itself where it is safe). With no shape_buckets option
-// and SessionOptions::auto_shape_buckets on (off by default: see README), the executor calls switch_to_buckets once its callers have brought ShapeVariety::kManySignatures
-// input-shape signatures whose dims differ. The dims among them that analysis/row_padding.h proved
-// independent rows (a batch dim of a model that never mixes rows) become automatic buckets, NAME=auto
-// (runtime/shape_buckets.h: sizes chosen from the traffic, left padding, outputs sliced back, the first padded
-// call checked against the exact shapes). The rest keep their exact shapes; the SHAPES_VARY diagnostic says
-// why for each.
+// Session's automatic buckets (issue 21: padding on by default where it is safe). With no shape_buckets option,
+// the executor calls switch_to_buckets when callers have brought ShapeVariety::kManySignatures input-shape
+// signatures whose dims differ (it says for which dims padding is exact), and, with
+// SessionOptions::auto_shape_buckets on (the default), again at auto_buckets_after() signatures, half the plan
+// cache (Varied::act). Then the dims that varied and that analysis/row_padding.h proved independent rows (a
+// batch dim of a model that never mixes rows) become automatic buckets, NAME=auto:K (runtime/shape_buckets.h:
+// seeded with the sizes seen, a new size its own bucket while fewer than K are, left padding, outputs sliced
+// back, the first padded call checked against the exact shapes). The rest keep their exact shapes; the
+// SHAPES_VARY diagnostic says why for each. Why not sooner: on a CPU a plan per size costs less than padded
+// rows until the sizes outnumber the plans the cache keeps (bench/varlen.py --auto-buckets, orientation_cnn,
+// switched at 8 signatures: 12 batch sizes 1.04x the exact shapes' time, 48 sizes 0.80x).
 #include "runtime/session.h"
 
 #include <algorithm>
 
 namespace sdx::runtime {
 
+int Session::auto_buckets_after() const {
+  return std::clamp(options_.plan_cache_max_count / 2, ShapeVariety::kManySignatures, 32);
+}
+
 std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const {
   // At most half the plan cache's plans per dim: on a CPU, padding costs the padded rows' arithmetic, while a
   // plan per size costs a warm-up once (the weights' packings are shared: backend/cpu/onednn/kept_packs.h), so
   // buckets fall on the sizes seen (no padding) until there are more of them than plans to keep.
-  const int k = std::clamp(options_.plan_cache_max_count / 2, 8, 32);
+  const int k = auto_buckets_after();
   std::vector<std::string> spec;
   std::string kept;
   for (const std::string& name : varied.dims) {
@@ -25,10 +33,12 @@ std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const
     else kept += (kept.empty() ? "" : "; ") + ("'" + name + "' keeps exact shapes: " + why);
   }
   std::string said;
-  if (!spec.empty() && !options_.auto_shape_buckets) {
+  if (!spec.empty() && !varied.act) {
     said = "padding proven exact (independent rows) for";
     for (const std::string& s : spec) said += " '" + s.substr(0, s.find('=')) + "'";
-    said += "; SessionOptions.auto_shape_buckets pads them in automatic buckets";
+    said += options_.auto_shape_buckets
+                ? "; they switch to automatic buckets after " + std::to_string(k) + " signatures"
+                : "; SessionOptions.auto_shape_buckets pads them in automatic buckets";
   } else if (!spec.empty()) {
     Result<std::unique_ptr<ShapeBuckets>> made = ShapeBuckets::create(spec, inputs_, outputs_);
     std::lock_guard<std::mutex> lock(auto_mu_);

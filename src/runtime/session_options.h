@@ -21,7 +21,7 @@ struct SessionOptions {
   // Symbolic input dims padded up to buckets: "NAME=STEP" entries (runtime/shape_buckets.h).
   std::vector<std::string> shape_buckets;
   // Without shape_buckets: varying dims proven independent rows switch to automatic buckets (session_buckets.cc).
-  bool auto_shape_buckets = false;
+  bool auto_shape_buckets = true;
   // Read by the Python InferenceSession only (python/sdx/_kv_streams.py): a with-past decoder's step loop
   // runs on its paged form with the past kept in the session's buffers. The engine itself ignores it.
   bool kv_streams = true;

@@ -4,12 +4,14 @@
 
 namespace sdx::runtime {
 
-ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, const TensorArg* args) {
+ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, const TensorArg* args, int act_at) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (said_) return {};
+  if (said_ && (acted_ || act_at <= 0)) return {};
   for (size_t i = 0; i < inputs.size(); ++i)
     for (int a = 0; a < args[i].rank; ++a) sizes_[{i, a}].insert(args[i].dims[a]);
-  if (++signatures_ < kManySignatures) return {};
+  ++signatures_;
+  const bool say = !said_ && signatures_ >= kManySignatures, act = !acted_ && act_at > 0 && signatures_ >= act_at;
+  if (!say && !act) return {};
   Varied out;
   std::string dims;
   for (const auto& [at, seen] : sizes_) {
@@ -28,7 +30,10 @@ ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, con
             std::to_string(*seen.begin()) + ".." + std::to_string(*seen.rbegin());
   }
   if (dims.empty()) return {};
-  said_ = true;
+  said_ = said_ || say;
+  acted_ = acted_ || act;
+  out.act = act;
+  if (!say) return out;
   out.text = std::to_string(signatures_) + " input-shape signatures so far, each warmed up, frozen and captured as a "
          "plan of its own; the dims that differ: " + dims + ". sdx pads a dim by itself only where padding is "
          "proven exact: rows the model keeps independent (a batch dim; SessionOptions.auto_shape_buckets) and a "

@@ -27,18 +27,20 @@ class ShapeVariety {
   static constexpr int kManySignatures = 8;
 
   struct Varied {
-    std::string text;               // the diagnostic's text ("" until said)
+    std::string text;               // the diagnostic's text ("" but at the kManySignatures-th signature)
+    bool act = false;               // the act_at-th signature: time to pad (runtime/session_buckets.cc)
     std::vector<std::string> dims;  // the declared names of the dims that differ (unnamed ones left out)
     std::map<std::string, std::vector<int64_t>> sizes;  // per name: the sizes seen
   };
   // Notes a new signature's inputs (one TensorArg per input); returns the diagnostic when this is the
-  // kManySignatures-th signature with dims that differ (once per session), else an empty Varied.
-  Varied add(const std::vector<ValueInfo>& inputs, const TensorArg* args);
+  // kManySignatures-th signature with dims that differ (once per session), `act` at the act_at-th (once; never
+  // when act_at <= 0), else an empty Varied.
+  Varied add(const std::vector<ValueInfo>& inputs, const TensorArg* args, int act_at = 0);
 
  private:
   std::mutex mu_;  // guards the members: new signatures come from any calling thread
   int signatures_ = 0;
-  bool said_ = false;
+  bool said_ = false, acted_ = false;
   std::map<std::pair<size_t, int>, std::set<int64_t>> sizes_;  // (input, axis) -> sizes seen
 };
 

@@ -1,6 +1,6 @@
-"""Padding by itself where it is safe (issue 21): a session with auto_shape_buckets on and no shape_buckets
-option switches the varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
-brought 8 input-shape signatures; a dim the model mixes keeps its exact shapes and the session says why."""
+"""Padding on by default where it is safe (issue 21): a session with no shape_buckets option switches the
+varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
+brought half the plan cache's count of input-shape signatures (8 with plan_cache_max_count 16); a dim the model mixes keeps its exact shapes and the session says why."""
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -77,15 +77,37 @@ def test_a_dim_the_model_mixes_keeps_exact_shapes_and_says_why():
         sdx.diagnostics.disable()
 
 
-def test_auto_shape_buckets_off_keeps_exact_shapes_and_says_what_is_proven():
+def _fallback_said(sess_opts, sizes) -> tuple:
+    """(the session's shape buckets, the last SHAPES_VARY and SHAPES_BUCKETED details) after calls at `sizes`."""
     sdx.diagnostics.enable("FALLBACK")
     try:
         sdx.diagnostics.reset()
-        sess = sdx.InferenceSession(_model(False).SerializeToString())  # the default: off
-        for b in range(1, 12):
+        sess = sdx.InferenceSession(_model(False).SerializeToString(), sess_opts)
+        for b in sizes:
             sess.run(None, {"x": np.ones((b, 16), np.float32)})
-        assert sess._native.shape_buckets() is None
-        said = sdx.diagnostics.report()["categories"]["FALLBACK"]["last"].get("SHAPES_VARY", "")
-        assert "padding proven exact (independent rows) for 'batch'" in said, said
+        last = sdx.diagnostics.report()["categories"]["FALLBACK"]["last"]
+        return sess._native.shape_buckets(), last.get("SHAPES_VARY", ""), last.get("SHAPES_BUCKETED", "")
     finally:
         sdx.diagnostics.disable()
+
+
+def test_by_default_buckets_come_at_half_the_plan_cache_and_are_announced():
+    # The default plan cache keeps 32 plans: 11 sizes run at exact shapes (a plan each is cheaper than padded
+    # rows), the 16th signature switches the proven dim to automatic buckets.
+    buckets, vary, bucketed = _fallback_said(None, range(1, 12))
+    assert buckets is None
+    assert "padding proven exact (independent rows) for 'batch'" in vary, vary
+    assert "switch to automatic buckets after 16 signatures" in vary, vary
+    assert bucketed == ""
+    buckets, vary, bucketed = _fallback_said(None, range(1, 18))
+    assert buckets is not None and "at most 16 chosen" in buckets["buckets"], buckets
+    assert "switched to automatic buckets" in bucketed and "batch=auto:16" in bucketed, bucketed
+
+
+def test_auto_shape_buckets_off_keeps_exact_shapes_and_says_what_is_proven():
+    opts = sdx.SessionOptions()
+    opts.auto_shape_buckets = False
+    buckets, vary, bucketed = _fallback_said(opts, range(1, 40))
+    assert buckets is None and bucketed == ""
+    assert "padding proven exact (independent rows) for 'batch'" in vary, vary
+    assert "SessionOptions.auto_shape_buckets pads them" in vary, vary
