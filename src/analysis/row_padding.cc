@@ -566,6 +566,7 @@ class Prover {
         if (std::string why = carried(o, r); !why.empty()) return why;
       v.out.push_back(r);
     }
+    if (v.out.empty()) return v.where() + " has no outputs";
     if (std::string why = rule->second(v); !why.empty()) return why;
     if (op == "Shape" || op == "Size") {
       // Sizes when they read B's dim (Shape's [start, end) may leave it out).
