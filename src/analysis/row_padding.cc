@@ -485,7 +485,7 @@ class Prover {
 
   std::string run() {
     for (const Value* v : g_.inputs()) {
-      if (v->is_initializer()) continue;
+      if (v->is_initializer() || v->type().kind != ir::TypeInfo::Kind::kTensor) continue;  // no declared dims
       Row r;
       if (std::string why = carried(v, r); !why.empty()) return why;
       rows_[v] = r;
