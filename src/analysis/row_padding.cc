@@ -77,6 +77,18 @@ struct View {
   std::optional<std::vector<Dim>> ints(int i) const {
     return i < n.num_inputs() && n.input(i) ? ir::symbolic_vector(n.input(i)) : std::nullopt;
   }
+  // The "axes" attribute, or input i's constant values when it is given (nullopt: not constant).
+  std::optional<std::vector<int64_t>> axes(int i) const {
+    if (!(i < n.num_inputs() && n.input(i))) return n.attr_ints("axes");
+    auto c = ints(i);
+    if (!c) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Dim& d : *c) {
+      if (!ir::is_int(d)) return std::nullopt;
+      out.push_back(d.value);
+    }
+    return out;
+  }
   // Axis attribute normalized against rank r (nullopt when out of range).
   std::optional<int> attr_axis(const char* name, int64_t def, int r) const {
     int64_t a = n.attr_int(name, def);
@@ -139,16 +151,9 @@ std::string reduce(const View& v) {
   if (std::string why = v.none_from(1); !why.empty()) return why;
   const int a = v.axis(0), r = v.rank(0);
   if (a < 0) return "";
-  std::vector<int64_t> axes = v.n.attr_ints("axes");
-  if (v.n.num_inputs() > 1 && v.n.input(1)) {
-    auto c = v.ints(1);
-    if (!c) return v.where() + ": its axes are not constant";
-    axes.clear();
-    for (const Dim& d : *c) {
-      if (!ir::is_int(d)) return v.where() + ": its axes are not constant";
-      axes.push_back(d.value);
-    }
-  }
+  auto given = v.axes(1);
+  if (!given) return v.where() + ": its axes are not constant";
+  const std::vector<int64_t>& axes = *given;
   if (axes.empty()) return v.n.attr_int("noop_with_empty_axes", 0) ? "" : v.mixes(0, a);
   for (int64_t x : axes)
     if ((x < 0 ? x + r : x) == a) return v.mixes(0, a);
@@ -302,19 +307,16 @@ std::string slice(const View& v) {
   }
   const int a = v.axis(0), r = v.rank(0);
   if (a < 0) return "";
-  std::vector<int64_t> axes = v.n.attr_ints("axes");
-  if (v.n.num_inputs() > 3 && v.n.input(3)) {
-    auto c = v.ints(3);
-    if (!c) return v.where() + ": its axes are not constant";
-    axes.clear();
-    for (const Dim& d : *c) {
-      if (!ir::is_int(d)) return v.where() + ": its axes are not constant";
-      axes.push_back(d.value);
-    }
-  } else if (v.n.num_inputs() > 1 && axes.empty()) {
+  auto given = v.axes(3);
+  if (!given) return v.where() + ": its axes are not constant";
+  std::vector<int64_t> axes = *given;
+  const bool axes_given = v.n.num_inputs() > 3 && v.n.input(3);
+  if (!axes_given && v.n.num_inputs() > 1 && axes.empty()) {  // opset 10 on, no axes: 0 .. len(starts) - 1
     auto starts = v.ints(1);
     if (!starts) return v.where() + ": its starts are not known";
     for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  } else if (v.n.num_inputs() == 1 && axes.empty()) {  // before opset 10: the starts attribute's axes
+    for (size_t i = 0; i < v.n.attr_ints("starts").size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   for (int64_t x : axes)
     if ((x < 0 ? x + r : x) == a) return v.mixes(0, a);
