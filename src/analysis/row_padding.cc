@@ -105,6 +105,7 @@ using Rule = std::string (*)(const View&);
 // Numpy broadcasting: every input carrying B carries it at the output's axis, right-aligned; no sizes as data.
 std::string broadcast(const View& v) {
   const int r = v.out_rank(0);
+  if (v.out[0].axis < 0) return "";  // an output without it: said by the walk (declared without it, or lost)
   for (int i = 0; i < v.n.num_inputs(); ++i) {
     if (v.sized(i)) return v.where() + " reads a size of it as data (input " + std::to_string(i) + ")";
     if (v.axis(i) >= 0 && v.axis(i) + (r - v.rank(i)) != v.out[0].axis)
@@ -298,7 +299,30 @@ std::string split(const View& v) {
   return a == *s ? v.mixes(0, a) : "";
 }
 
-// Slice: B's axis must not be sliced (axes constant; starts, ends and steps shape operands).
+// Whether entry j of a Slice's bounds keeps its whole axis: start 0, step 1, an end past any size (exporters
+// write INT_MAX or 10^9: at least 10^9 counts) or the dim itself.
+bool whole(const View& v, size_t j) {
+  auto at = [&](int input, const char* attr, int64_t def) -> std::optional<Dim> {
+    std::optional<std::vector<Dim>> xs;
+    if (v.n.num_inputs() > 1) {
+      if (!(input < v.n.num_inputs() && v.n.input(input))) return Dim{def, {}};
+      xs = v.ints(input);
+    } else {
+      if (!v.n.attr(attr)) return Dim{def, {}};
+      xs.emplace();
+      for (int64_t x : v.n.attr_ints(attr)) xs->push_back(Dim{x, {}});
+    }
+    if (!xs || j >= xs->size()) return std::nullopt;
+    return (*xs)[j];
+  };
+  auto start = at(1, "starts", 0), end = at(2, "ends", 0), step = at(4, "steps", 1);
+  if (!start || !end || !step || !ir::is_int(*start) || start->value != 0 || !ir::is_int(*step) || step->value != 1)
+    return false;
+  return (ir::is_int(*end) && end->value >= 1000000000) || end->param == v.b;
+}
+
+// Slice: B's axis must not be cut (axes constant; starts, ends and steps shape operands); kept whole, it may be
+// among the axes.
 std::string slice(const View& v) {
   if (v.sized(0)) return v.where() + " reads a size of it as data";
   for (int i = 1; i < v.n.num_inputs(); ++i) {
@@ -318,8 +342,8 @@ std::string slice(const View& v) {
   } else if (v.n.num_inputs() == 1 && axes.empty()) {  // before opset 10: the starts attribute's axes
     for (size_t i = 0; i < v.n.attr_ints("starts").size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
-  for (int64_t x : axes)
-    if ((x < 0 ? x + r : x) == a) return v.mixes(0, a);
+  for (size_t j = 0; j < axes.size(); ++j)
+    if ((axes[j] < 0 ? axes[j] + r : axes[j]) == a && !whole(v, j)) return v.mixes(0, a);
   return "";
 }
 
@@ -570,6 +594,11 @@ class Prover {
     }
     if (v.out.empty()) return v.where() + " has no outputs";
     if (std::string why = rule->second(v); !why.empty()) return why;
+    for (size_t o = 0; o < v.out.size(); ++o) {  // the shape a graph output declares is what is sliced back
+      const Value* out = n.output(static_cast<int>(o));
+      if (out && v.out[o].axis < 0 && g_.is_output(out) && op != "Shape" && op != "Size")
+        return "output '" + out->name() + "' is declared " + out->type().shape_string() + ", without it";
+    }
     if (op == "Shape" || op == "Size") {
       // Sizes when they read B's dim (Shape's [start, end) may leave it out).
       const int a = v.in[0].axis, r = v.rank(0);

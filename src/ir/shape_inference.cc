@@ -734,6 +734,8 @@ Status shape_slice(Node& node) {
       d = (*sym_ends)[i];
       continue;
     }
+    if (exact && !d.is_fixed() && (*starts)[i] == 0 && (*ends)[i] >= 1000000000 && (!steps || (*steps)[i] == 1))
+      continue;  // the whole axis (exporters write INT_MAX or 10^9 as its end): the dim as it is
     if (!exact || !d.is_fixed()) {
       d = Dim::symbolic("");
       continue;

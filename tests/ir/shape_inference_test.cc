@@ -178,16 +178,25 @@ TEST(ShapeInference, FixedContradictionNamesNodeAndShapes) {
   EXPECT_EQ(shape_of(n->output(0)), "[4]");
 }
 
-TEST(ShapeInference, DeclaredShapeIsKept) {
+// A declared shape is kept: its fixed dims, the symbols the inputs declare, and all of a graph output's. On an
+// intermediate value (an exporter's value_info), a placeholder (a symbol no input declares, "unk__4") or an
+// unknown dim gives way to the inferred dim, so the inputs' symbols reach it.
+TEST(ShapeInference, DeclaredShapeIsKeptButAnIntermediatesPlaceholdersAreInferred) {
   Graph g("main");
   Value* x = g.add_input("x", f32({N("N"), F(3)}));
+  g.add_input("other", f32({N("M")}));
   Node* n = g.add_node("Relu", "", "r", {x}, {"y"});
-  n->output(0)->mutable_type() = f32({N("declared"), F(3)});
+  n->output(0)->mutable_type() = f32({N("unk__4"), F(3)});
+  Node* k = g.add_node("Relu", "", "r1", {n->output(0)}, {"k"});
+  k->output(0)->mutable_type() = f32({N("M"), F(3)});  // an input's symbol: kept
   Node* m = g.add_node("Relu", "", "r2", {n->output(0)}, {"z"});
+  m->output(0)->mutable_type() = f32({N("declared"), F(3)});
   g.add_output(m->output(0));
+  g.add_output(k->output(0));
   ASSERT_TRUE(infer_types(g).is_ok());
-  EXPECT_EQ(shape_of(n->output(0)), "[declared, 3]");
-  EXPECT_EQ(shape_of(m->output(0)), "[declared, 3]");
+  EXPECT_EQ(shape_of(n->output(0)), "[N, 3]");
+  EXPECT_EQ(shape_of(k->output(0)), "[M, 3]");
+  EXPECT_EQ(shape_of(m->output(0)), "[declared, 3]");  // a graph output's declared shape
 }
 
 TEST(ShapeInference, UnknownInputsLeaveShapeUnknownAndAComputedShapeGivesTheRank) {

@@ -105,5 +105,42 @@ TEST(SymbolicScalar, ComputedReshapeTargetsKeepTheirSymbols) {
   EXPECT_EQ(r->output(0)->type().shape_string(), "[batch, seq, 12, 64]");
 }
 
+// Hugging Face's token_type_ids buffer, as BERT exports write it: a [1, 512] table cut to [0, S) and expanded to
+// Where(Equal(shape, -1), ones, shape) with shape = [B, S]: the result is [batch, seq].
+TEST(SymbolicScalar, ABufferCutAndExpandedToTheInputsShapeKeepsItsSymbols) {
+  Graph g("token_types");
+  Value* ids = g.add_input("ids", TypeInfo::tensor(DType::kInt64, Dims{N("batch"), N("seq")}));
+  std::vector<int64_t> zeros(512, 0);
+  Value* table = g.add_initializer("table", Tensor::from_values(DType::kInt64, Shape{1, 512}, zeros.data()));
+  auto vec = [&](const char* name, std::vector<int64_t> v) {
+    return g.add_initializer(name, Tensor::from_values(DType::kInt64, Shape{static_cast<int64_t>(v.size())}, v.data()));
+  };
+  Node* shape = g.add_node("Shape", "", "shape", {ids}, {"shape"});
+  Node* b = g.add_node("Gather", "", "b", {shape->output(0), scalar(g, "i0", 0)}, {"b"});
+  Node* s = g.add_node("Gather", "", "s", {shape->output(0), scalar(g, "i1", 1)}, {"s"});
+  Node* ub = g.add_node("Unsqueeze", "", "ub", {b->output(0), vec("a0", {0})}, {"ub"});
+  Node* us = g.add_node("Unsqueeze", "", "us", {s->output(0), vec("a1", {0})}, {"us"});
+  Node* cut = g.add_node("Slice", "", "cut", {table, vec("st", {0}), us->output(0), vec("ax", {1}), vec("sp", {1})}, {"cut"});
+  cut->set_opset(13);  // starts, ends, axes and steps as inputs
+  Node* cat = g.add_node("Concat", "", "cat", {ub->output(0), us->output(0)}, {"cat"});
+  cat->add_attribute(int_attr("axis", 0));
+  Node* flat = g.add_node("Reshape", "", "flat", {cat->output(0), vec("m1", {-1})}, {"flat"});
+  Node* fshape = g.add_node("Shape", "", "fshape", {flat->output(0)}, {"fshape"});
+  Node* ones = g.add_node("ConstantOfShape", "", "ones", {fshape->output(0)}, {"ones"});
+  Attribute one;
+  one.name = "value";
+  one.type = AttrType::kTensor;
+  const int64_t v1 = 1;
+  one.t = Tensor::from_values(DType::kInt64, Shape{1}, &v1);
+  ones->add_attribute(one);
+  Node* eq = g.add_node("Equal", "", "eq", {flat->output(0), scalar(g, "minus1", -1)}, {"eq"});
+  Node* target = g.add_node("Where", "", "target", {eq->output(0), ones->output(0), flat->output(0)}, {"target"});
+  Node* types = g.add_node("Expand", "", "types", {cut->output(0), target->output(0)}, {"types"});
+  g.add_output(types->output(0));
+  ASSERT_TRUE(infer_types(g).is_ok());
+  EXPECT_EQ(cut->output(0)->type().shape_string(), "[1, seq]");
+  EXPECT_EQ(types->output(0)->type().shape_string(), "[batch, seq]");
+}
+
 }  // namespace
 }  // namespace sdx::ir
