@@ -509,6 +509,8 @@ class Prover {
  public:
   Prover(const ir::Graph& g, std::string b) : g_(g), b_(std::move(b)) {}
 
+  const OutputAxes& output_axes() const { return output_axes_; }
+
   std::string run() {
     for (const Value* v : g_.inputs()) {
       if (v->is_initializer() || v->type().kind != ir::TypeInfo::Kind::kTensor) continue;  // no declared dims
@@ -614,6 +616,7 @@ class Prover {
       if (v.out[o].axis < 0 && (!out->users().empty() || g_.is_output(out)))
         return v.where() + " output '" + out->name() + "' depends on it but does not carry it";
       rows_[out] = v.out[o];
+      if (v.out[o].axis >= 0 && g_.is_output(out)) output_axes_.emplace_back(out->name(), v.out[o].axis);
     }
     return "";
   }
@@ -636,17 +639,21 @@ class Prover {
   const ir::Graph& g_;
   std::string b_;
   std::unordered_map<const Value*, Row> rows_;
+  OutputAxes output_axes_;
 };
 
 }  // namespace
 
-std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph) {
+std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph, std::map<std::string, OutputAxes>* output_axes) {
   std::map<std::string, std::string> out;
   for (const Value* v : graph.inputs()) {
     if (v->is_initializer() || !v->type().shape) continue;
     for (const Dim& d : *v->type().shape)
-      if (!d.is_fixed() && !d.param.empty() && d.param.find(" + ") == std::string::npos && !out.count(d.param))
-        out[d.param] = Prover(graph, d.param).run();
+      if (!d.is_fixed() && !d.param.empty() && d.param.find(" + ") == std::string::npos && !out.count(d.param)) {
+        Prover p(graph, d.param);
+        out[d.param] = p.run();
+        if (output_axes && out[d.param].empty() && !p.output_axes().empty()) (*output_axes)[d.param] = p.output_axes();
+      }
   }
   return out;
 }

@@ -23,13 +23,22 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 
 namespace sdx::analysis {
 
-// For each symbolic dim of the graph's (non-initializer) inputs: "" when padding it is exact, else why not.
-// The graph's types and shapes must be inferred (ir::infer_types).
-std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph);
+// The graph outputs that carry a proven dim, with its axis there: (output name, axis), from the inferred
+// shapes (an output the model declares with a placeholder, "LayerNorm_dim_0", has the dim there all the same).
+// Padding slices them back there.
+using OutputAxes = std::vector<std::pair<std::string, int>>;
+
+// For each symbolic dim of the graph's (non-initializer) inputs: "" when padding it is exact, else why not;
+// `output_axes` (when given) gets, per proven dim, its OutputAxes. The graph's types and shapes must be
+// inferred (ir::infer_types).
+std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph,
+                                                  std::map<std::string, OutputAxes>* output_axes = nullptr);
 
 }  // namespace sdx::analysis

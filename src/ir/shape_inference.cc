@@ -92,7 +92,7 @@ void set_output_dims(Node& node, int o, Dims dims) {
   // the inputs declare; where it has an unknown dim or a placeholder of its own ("unk__4": no input names it),
   // an inferred dim that is known takes its place, so the inputs' symbols reach it.
   Dims& have = *v->mutable_type().shape;
-  if (have.size() != dims.size() || node.owner()->is_output(v)) return;
+  if (have.size() != dims.size()) return;
   for (size_t i = 0; i < have.size(); ++i) {
     const bool placeholder = !have[i].is_fixed() && (have[i].param.empty() || !input_symbol(node.owner(), have[i].param));
     const bool known = dims[i].is_fixed() || !dims[i].param.empty();

@@ -33,7 +33,6 @@ bool needs_shape(const Node& n, const std::set<std::string>& symbols) {
   for (Value* v : n.outputs()) {
     if (!v || v->type().kind != TypeInfo::Kind::kTensor) continue;
     if (!v->type().shape) return true;
-    if (n.owner()->is_output(v)) continue;
     for (const Dim& d : *v->type().shape)
       if (!d.is_fixed() && (d.param.empty() || !symbols.count(d.param))) return true;
   }

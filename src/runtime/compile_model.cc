@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "analysis/row_padding.h"
 #include "ir/model_verifier.h"
@@ -27,10 +29,14 @@ Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOption
   ir::Graph& g = *model.graph;
   // The gate first: type inference and every pass may assume a model that passed it.
   SDX_RETURN_IF_ERROR(ir::verify_model(model), "verifier");
+  // The graph outputs' shapes as the model declares them: what the session reports (get_outputs), as
+  // onnxruntime does, though inference fills in their placeholders for the passes and the row proof.
+  std::vector<std::optional<std::vector<ir::Dim>>> declared;
+  for (const ir::Value* v : g.outputs()) declared.push_back(v->type().shape);
   SDX_RETURN_IF_ERROR(ir::infer_types(g), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(g), "verifier");
   CompiledModel c;
-  c.row_dims = analysis::prove_row_dims(g);
+  c.row_dims = analysis::prove_row_dims(g, &c.row_output_axes);
   std::map<std::string, std::vector<std::string>> readers_before;
   for (const ir::Value* v : g.initializers())
     if (!v->is_graph_input()) readers_before[v->name()] = readers(v);
@@ -47,6 +53,8 @@ Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOption
       return internal_error("the graph optimizer produced an invalid graph (set SDX_OPTIMIZER_ENABLED=0 to load "
                             "without it, and please report this): " + st.message());
   }
+  for (size_t i = 0; i < declared.size() && i < g.outputs().size(); ++i)
+    if (declared[i] && g.outputs()[i]->type().kind == ir::TypeInfo::Kind::kTensor) g.outputs()[i]->mutable_type().shape = declared[i];
   obs::Diagnostics::global().record_lazy(obs::DiagCategory::kOptimizer, obs::DiagLevel::kSummary, "OPTIMIZED", [&] {
     std::string d = std::to_string(c.optimization.nodes_before) + " -> " + std::to_string(c.optimization.nodes_after) +
                     " nodes;";

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <unordered_set>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct CompiledModel {
   // Per symbolic input dim: "" when padding it is exact (rows independent), else why not; proven on the graph
   // as loaded, before the optimizer (analysis/row_padding.h).
   std::map<std::string, std::string> row_dims;
+  // Per proven dim: graph outputs that carry it where their declared shape has a placeholder (output, axis).
+  std::map<std::string, std::vector<std::pair<std::string, int>>> row_output_axes;
 };
 
 // Verifies, types and optimizes model.graph in place.

@@ -345,7 +345,10 @@ Status Executor::run(Context& ctx, PlanEntry& e, const TensorArg* args, const st
     diag(DiagCategory::kShapes, DiagLevel::kSummary, "SIGNATURE", [&] { return describe(args); });
     if (!c_.shape_buckets && (c_.on_shapes_vary ||
                               obs::Diagnostics::global().enabled(DiagCategory::kFallback, DiagLevel::kSummary)))
-      if (ShapeVariety::Varied v = variety_.add(*c_.inputs, args, c_.on_shapes_vary ? c_.act_at : 0);
+      if (ShapeVariety::Varied v = variety_.add(*c_.inputs, args, c_.on_shapes_vary && c_.act_on_pressure && [&] {
+            const PlanCacheStats s = c_.cache->stats();
+            return s.evictions + s.passivations > 0;
+          }());
           !v.text.empty() || v.act) {
         const std::string did = c_.on_shapes_vary ? (*c_.on_shapes_vary)(v) : "";
         if (!v.text.empty())

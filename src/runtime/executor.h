@@ -69,7 +69,7 @@ class Executor {
     // whose dims differ: those dims (declared names, sizes seen); returns what the session did about them
     // (added to SHAPES_VARY). Null: nothing is done.
     const std::function<std::string(const ShapeVariety::Varied&)>* on_shapes_vary = nullptr;
-    int act_at = 0;  // the signature at which on_shapes_vary gets Varied::act (0: never)
+    bool act_on_pressure = false;  // on_shapes_vary gets Varied::act once the cache evicts or passivates plans
   };
   explicit Executor(Config config) : c_(std::move(config)) {}
 

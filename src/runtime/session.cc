@@ -59,6 +59,7 @@ Status Session::init() {
   optimization_.preoptimized = optimized_;
   overridable_ = std::move(compiled.overridable);
   row_dims_ = std::move(compiled.row_dims);
+  row_output_axes_ = std::move(compiled.row_output_axes);
   std::vector<const ir::Node*> unsupported;
   if (!loops_) loops_ = std::make_shared<analysis::LoopMonitor>(options_.loops);
   BodySessionCompiler bodies(model_, options_, loops_);
@@ -108,7 +109,7 @@ Status Session::init() {
                                                           .on_captured = &on_captured_,
                                                           .shape_buckets = buckets_ != nullptr,
                                                           .on_shapes_vary = on_shapes_vary_ ? &on_shapes_vary_ : nullptr,
-                                                          .act_at = options_.auto_shape_buckets ? auto_buckets_after() : 0});
+                                                          .act_on_pressure = options_.auto_shape_buckets});
   obs::log_for(options_.log_level, obs::LogSeverity::kVerbose, "session", [&] {
     return "graph '" + model_.graph->name() + "': " + std::to_string(optimization_.nodes_after) + " nodes (" +
            std::to_string(optimization_.nodes_before) + " before the optimizer), " + std::to_string(inputs_.size()) +

@@ -215,15 +215,15 @@ class Session {
   // (made once, under auto_mu_, kept for the session's life) and the buckets in use: buckets_ or
   // auto_buckets_, published with release once made, read with acquire by every call.
   std::map<std::string, std::string> row_dims_;
+  std::map<std::string, std::vector<std::pair<std::string, int>>> row_output_axes_;  // compile_model.h
   std::function<std::string(const ShapeVariety::Varied&)> on_shapes_vary_;
   mutable std::mutex auto_mu_;
   mutable std::unique_ptr<ShapeBuckets> auto_buckets_;
   mutable std::atomic<ShapeBuckets*> active_buckets_{nullptr};
   // Switches the proven dims among `dims` to automatic buckets; returns what it did and why not for the rest.
   std::string switch_to_buckets(const ShapeVariety::Varied& varied) const;
-  // The signatures after which automatic buckets switch on, and the most sizes they keep per dim: half the
-  // plan cache's plans (at least ShapeVariety::kManySignatures).
-  int auto_buckets_after() const;
+  // The most sizes automatic buckets keep per dim: half the plans the cache keeps (8..32).
+  int auto_bucket_count() const;
 };
 
 }  // namespace sdx::runtime

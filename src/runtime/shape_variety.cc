@@ -4,13 +4,13 @@
 
 namespace sdx::runtime {
 
-ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, const TensorArg* args, int act_at) {
+ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, const TensorArg* args, bool pressure) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (said_ && (acted_ || act_at <= 0)) return {};
+  if (said_ && (acted_ || !pressure)) return {};
   for (size_t i = 0; i < inputs.size(); ++i)
     for (int a = 0; a < args[i].rank; ++a) sizes_[{i, a}].insert(args[i].dims[a]);
   ++signatures_;
-  const bool say = !said_ && signatures_ >= kManySignatures, act = !acted_ && act_at > 0 && signatures_ >= act_at;
+  const bool say = !said_ && signatures_ >= kManySignatures, act = !acted_ && pressure && signatures_ >= kManySignatures;
   if (!say && !act) return {};
   Varied out;
   std::string dims;

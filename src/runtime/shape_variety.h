@@ -28,14 +28,15 @@ class ShapeVariety {
 
   struct Varied {
     std::string text;               // the diagnostic's text ("" but at the kManySignatures-th signature)
-    bool act = false;               // the act_at-th signature: time to pad (runtime/session_buckets.cc)
+    bool act = false;               // time to pad (runtime/session_buckets.cc): see add()
     std::vector<std::string> dims;  // the declared names of the dims that differ (unnamed ones left out)
     std::map<std::string, std::vector<int64_t>> sizes;  // per name: the sizes seen
   };
   // Notes a new signature's inputs (one TensorArg per input); returns the diagnostic when this is the
-  // kManySignatures-th signature with dims that differ (once per session), `act` at the act_at-th (once; never
-  // when act_at <= 0), else an empty Varied.
-  Varied add(const std::vector<ValueInfo>& inputs, const TensorArg* args, int act_at = 0);
+  // kManySignatures-th signature with dims that differ (once per session), `act` (once) at the first signature
+  // from the kManySignatures-th on that comes with `pressure` (the plan cache evicted or passivated plans:
+  // the sizes outnumber the plans it keeps), else an empty Varied.
+  Varied add(const std::vector<ValueInfo>& inputs, const TensorArg* args, bool pressure = false);
 
  private:
   std::mutex mu_;  // guards the members: new signatures come from any calling thread

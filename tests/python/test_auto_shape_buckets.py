@@ -1,6 +1,6 @@
 """Padding on by default where it is safe (issue 21): a session with no shape_buckets option switches the
 varying dims that analysis/row_padding.h proves independent rows to automatic buckets once callers have
-brought half the plan cache's count of input-shape signatures (8 with plan_cache_max_count 16); a dim the model mixes keeps its exact shapes and the session says why."""
+brought more input-shape signatures than the plan cache keeps plans (it evicts or passivates); a dim the model mixes keeps its exact shapes and the session says why."""
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -41,7 +41,7 @@ def test_a_varying_batch_switches_to_automatic_buckets_and_gives_the_exact_resul
     model = _model(False)
     opts = sdx.SessionOptions()
     opts.auto_shape_buckets = True
-    opts.plan_cache_max_count = 16  # buckets: at most 8 sizes, so the sizes after the first 8 are padded
+    opts.plan_cache_max_count = 8  # buckets once a 9th size evicts a plan, at most 8 sizes: later ones are padded
     sess = sdx.InferenceSession(model.SerializeToString(), opts)
     rng = np.random.default_rng(1)
     sizes = [1, 3, 2, 5, 4, 7, 6, 9, 8, 3, 11, 2, 13, 5, 1, 10, 12]
@@ -91,15 +91,16 @@ def _fallback_said(sess_opts, sizes) -> tuple:
         sdx.diagnostics.disable()
 
 
-def test_by_default_buckets_come_at_half_the_plan_cache_and_are_announced():
-    # The default plan cache keeps 32 plans: 11 sizes run at exact shapes (a plan each is cheaper than padded
-    # rows), the 16th signature switches the proven dim to automatic buckets.
-    buckets, vary, bucketed = _fallback_said(None, range(1, 12))
+def test_by_default_buckets_come_when_the_plan_cache_evicts_and_are_announced():
+    # The default plan cache keeps 32 plans: 32 sizes run at exact shapes (a plan each is cheaper than padded
+    # rows); a new size that makes the cache evict a plan switches the proven dim to automatic buckets (at most
+    # 16 sizes).
+    buckets, vary, bucketed = _fallback_said(None, range(1, 33))
     assert buckets is None
     assert "padding proven exact (independent rows) for 'batch'" in vary, vary
-    assert "switch to automatic buckets after 16 signatures" in vary, vary
+    assert "once the plan cache has to evict or passivate plans" in vary, vary
     assert bucketed == ""
-    buckets, vary, bucketed = _fallback_said(None, range(1, 18))
+    buckets, vary, bucketed = _fallback_said(None, range(1, 36))
     assert buckets is not None and "at most 16 chosen" in buckets["buckets"], buckets
     assert "switched to automatic buckets" in bucketed and "batch=auto:16" in bucketed, bucketed
 
