@@ -167,6 +167,15 @@ struct OneDnnMatMul::Impl {
   std::shared_ptr<const AlignedBuffer> w_shared;  // the packed W when shared (pack_kept_weights)
   memory w_user, w_packed;
   std::optional<dnnl::reorder> pack;
+  // w_user reordered into w_packed (the reorder made on first use); false when oneDNN fails.
+  bool reorder_weights() {
+    try {
+      if (!pack) pack.emplace(w_user, w_packed);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    return execute(*pack, {{DNNL_ARG_FROM, w_user.get()}, {DNNL_ARG_TO, w_packed.get()}});
+  }
 };
 
 OneDnnMatMul::OneDnnMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -272,14 +281,7 @@ Status OneDnnMatMul::pack(const void* w, const backend::PackedWeightsRef& packed
   OneDnnSingleThread one;
   c.w_user.set_data_handle(const_cast<void*>(w));
   const std::string key = packed.store ? packed_weights_key(packed.prefix, "matmul", 0, c.w_packed.get_desc()) : "";
-  if (!pack_or_adopt(packed.store, key, c.w_packed, c.w_buf, [&] {
-        try {
-          if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
-        } catch (const dnnl::error&) {
-          return false;
-        }
-        return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
-      }))
+  if (!pack_or_adopt(packed.store, key, c.w_packed, c.w_buf, [&] { return c.reorder_weights(); }))
     return internal_error("oneDNN weight reorder failed");
   // Every piece reads the one packed W, wherever it now lives.
   for (Piece& p : c.pieces) p.weights.set_data_handle(c.w_packed.get_data_handle());
@@ -297,12 +299,7 @@ Status OneDnnMatMul::pack_kept_weights(const void* kept_as, int64_t variant, con
   if (!adopt_or_kept_pack(packed.store, key, kept_as, variant, c.w_packed, c.w_shared, [&] {
         OneDnnSingleThread one;
         c.w_user.set_data_handle(const_cast<float*>(w()));
-        try {
-          if (!c.pack) c.pack.emplace(c.w_user, c.w_packed);
-        } catch (const dnnl::error&) {
-          return false;
-        }
-        return execute(*c.pack, {{DNNL_ARG_FROM, c.w_user.get()}, {DNNL_ARG_TO, c.w_packed.get()}});
+        return c.reorder_weights();
       }))
     return internal_error("oneDNN weight reorder failed");
   for (Piece& p : c.pieces) p.weights.set_data_handle(c.w_packed.get_data_handle());
