@@ -6,7 +6,7 @@ namespace sdx::runtime {
 
 ShapeVariety::Varied ShapeVariety::add(const std::vector<ValueInfo>& inputs, const TensorArg* args, bool pressure) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (said_ && (acted_ || !pressure)) return {};
+  if (acted_) return {};  // sizes are counted up to the switch: they seed its buckets
   for (size_t i = 0; i < inputs.size(); ++i)
     for (int a = 0; a < args[i].rank; ++a) sizes_[{i, a}].insert(args[i].dims[a]);
   ++signatures_;
