@@ -4,6 +4,7 @@ sdx_server_overhead_seconds of its model, failed calls are not, the span holds t
 shorter than sdx_request_duration_seconds), it grows with the request's size (protobuf parsing and
 serialization are inside), and SDX_SERVE_NO_REQUEST_TIMING=1 leaves the interceptor out."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -40,11 +41,19 @@ def serve(tmp_path_factory, env=None):
     return proc, client, metrics_port
 
 
-def totals(metrics_port):
-    text = scrape(metrics_port)
-    return {name: sample(text, name, model="relu") for name in (
-        "sdx_server_request_seconds_count", "sdx_server_request_seconds_sum", "sdx_server_overhead_seconds_count",
-        "sdx_server_send_seconds_count", "sdx_request_duration_seconds_count", "sdx_request_duration_seconds_sum")}
+def totals(metrics_port, served=0):
+    """The metrics once the interceptor has observed `served` successful calls in all. It observes a call when
+    gRPC destroys the call, after the response has gone out, so the client can hold a response whose call is
+    not counted yet: wait (up to 10 s) for the last of its three histograms rather than race it."""
+    deadline = time.monotonic() + 10
+    while True:
+        text = scrape(metrics_port)
+        t = {name: sample(text, name, model="relu") for name in (
+            "sdx_server_request_seconds_count", "sdx_server_request_seconds_sum", "sdx_server_overhead_seconds_count",
+            "sdx_server_send_seconds_count", "sdx_request_duration_seconds_count", "sdx_request_duration_seconds_sum")}
+        if t["sdx_server_send_seconds_count"] >= served or time.monotonic() > deadline:
+            return t
+        time.sleep(0.01)
 
 
 def diff(after, before):
@@ -62,9 +71,9 @@ def test_each_successful_call_is_timed_once_and_holds_the_handler(tmp_path_facto
     proc, client, metrics_port = serve(tmp_path_factory)
     try:
         run(client, 1, 3)  # warm-up: the model's plan is frozen
-        before = totals(metrics_port)
+        before = totals(metrics_port, 3)
         run(client, 1, 20)
-        small = diff(totals(metrics_port), before)
+        small = diff(totals(metrics_port, 23), before)
         assert small["sdx_server_request_seconds_count"] == 20
         assert small["sdx_server_overhead_seconds_count"] == 20
         assert small["sdx_server_send_seconds_count"] == 20
@@ -73,19 +82,19 @@ def test_each_successful_call_is_timed_once_and_holds_the_handler(tmp_path_facto
         assert small["sdx_server_request_seconds_sum"] >= small["sdx_request_duration_seconds_sum"], small
 
         # A failed call (a wrong shape) is counted by the handler but not timed by the interceptor.
-        before = totals(metrics_port)
+        before = totals(metrics_port, 23)
         with pytest.raises(InferenceServerException):
             client.infer("relu", [infer_input("x", np.zeros((1, WIDTH + 1), np.float32))])
-        failed = diff(totals(metrics_port), before)
+        failed = diff(totals(metrics_port, 23), before)
         assert failed["sdx_request_duration_seconds_count"] == 1
         assert failed["sdx_server_request_seconds_count"] == 0
 
         # 1024 rows (4 MiB each way): parsing and serializing them is inside the span, the handler is not
         # charged for it, so the span exceeds the handler's time by far more than for one row.
         run(client, 1024, 2)
-        before = totals(metrics_port)
+        before = totals(metrics_port, 25)
         run(client, 1024, 10)
-        big = diff(totals(metrics_port), before)
+        big = diff(totals(metrics_port, 35), before)
         assert big["sdx_server_request_seconds_count"] == 10
         gap_small = (small["sdx_server_request_seconds_sum"] - small["sdx_request_duration_seconds_sum"]) / 20
         gap_big = (big["sdx_server_request_seconds_sum"] - big["sdx_request_duration_seconds_sum"]) / 10
