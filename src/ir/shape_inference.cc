@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/dim_product.h"
 #include "ir/symbolic_scalar.h"
 
 namespace sdx::ir {
@@ -23,20 +24,12 @@ std::optional<int64_t> norm_axis(int64_t axis, int64_t rank) {
 // The product of dims: fixed when all are fixed; the one symbolic dim when the rest are
 // fixed 1s; otherwise unknown.
 Dim dims_product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t p = 1;
-  const Dim* symbolic = nullptr;
-  int non_fixed = 0;
-  for (auto it = begin; it != end; ++it) {
-    if (it->is_fixed()) {
-      p *= it->value;
-    } else {
-      ++non_fixed;
-      symbolic = &*it;
-    }
+  std::optional<DimProduct> p = DimProduct{};
+  for (auto it = begin; it != end && p; ++it) {
+    auto f = parse_product(*it);
+    p = f ? multiply(*p, *f) : std::nullopt;
   }
-  if (non_fixed == 0) return Dim::fixed(p);
-  if (non_fixed == 1 && p == 1 && !symbolic->param.empty()) return *symbolic;
-  return Dim{};
+  return p ? spell(*p) : Dim{};
 }
 
 // Two dims that must be equal: the more informative one; an error only for two different fixed dims.
@@ -433,46 +426,22 @@ Status shape_reshape(Node& node) {
     }
   }
   if (x) {
-    // Cancel what input and output have in common; what is left decides the -1 (or must agree).
-    int64_t p_in = 1, p_out = 1;
-    int unknown_in = 0, unknown_out = 0;
-    std::map<std::string, int> symbols;  // input count minus output count
-    for (const Dim& d : *x) {
-      if (d.is_fixed())
-        p_in *= d.value;
-      else if (d.param.empty())
-        ++unknown_in;
-      else
-        ++symbols[d.param];
-    }
-    for (size_t j = 0; j < out.size(); ++j) {
-      if (static_cast<int>(j) == infer_at) continue;
-      const Dim& d = out[j];
-      if (d.is_fixed())
-        p_out *= d.value;
-      else if (d.param.empty())
-        ++unknown_out;
-      else
-        --symbols[d.param];
-    }
-    bool symbols_cancel = std::all_of(symbols.begin(), symbols.end(), [](const auto& kv) { return kv.second == 0; });
-    if (unknown_in == 0 && unknown_out == 0 && symbols_cancel) {
+    // The input's elements over the output's known dims decide the -1 (or must agree), as products of
+    // symbols: [s6, 6, 400, 64] -> [-1, 400, 64] gives "6*s6".
+    std::optional<DimProduct> in = product_of(x->data(), x->data() + x->size()), known = DimProduct{};
+    for (size_t j = 0; j < out.size() && known; ++j)
+      if (static_cast<int>(j) != infer_at) {
+        auto f = parse_product(out[j]);
+        known = f ? multiply(*known, *f) : std::nullopt;
+      }
+    if (in && known) {
       if (infer_at >= 0) {
-        if (p_out != 0 && p_in % p_out == 0) out[static_cast<size_t>(infer_at)] = Dim::fixed(p_in / p_out);
-      } else if (p_in != p_out) {
+        if (auto q = divide(*in, *known)) out[static_cast<size_t>(infer_at)] = spell(*q);
+      } else if (in->symbols == known->symbols && in->coef != known->coef) {
         if (!shape) return Status::ok();  // a computed target: the run says what is wrong with it
-        return invalid_argument("cannot reshape " + dims_string(*x) + " (" + std::to_string(p_in) + " elements) to " +
-                                dims_string(out) + " (" + std::to_string(p_out) + " elements)");
+        return invalid_argument("cannot reshape " + dims_string(*x) + " (" + std::to_string(in->coef) +
+                                " elements) to " + dims_string(out) + " (" + std::to_string(known->coef) + " elements)");
       }
-    } else if (infer_at >= 0 && unknown_in == 0 && unknown_out == 0 && p_in == p_out && p_in != 0) {
-      // One leftover input symbol, none in the output: the -1 is that symbol.
-      const std::string* left = nullptr;
-      int count = 0;
-      for (const auto& [name, c] : symbols) {
-        if (c < 0) count = 99;
-        if (c > 0) count += c, left = &name;
-      }
-      if (count == 1) out[static_cast<size_t>(infer_at)] = Dim::symbolic(*left);
     }
   }
   set_output_dims(node, 0, std::move(out));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ir/dim_product.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference.h"
 
@@ -63,11 +64,14 @@ std::optional<Dim> scalar_at(const Value* v, int depth) {
     if (!index || !index->is_fixed()) return std::nullopt;
     return shape_element(*shape, index->value);
   }
-  if (op == "Mul") {  // of fixed sizes only (a symbol times anything has no spelling here)
+  if (op == "Mul") {  // sizes, or symbols times sizes ("6*s6": ir/dim_product.h)
     auto a = scalar_at(p->input(0), depth + 1);
-    auto b = a && a->is_fixed() ? scalar_at(p->input(1), depth + 1) : std::nullopt;
-    if (!b || !b->is_fixed()) return std::nullopt;
-    return Dim::fixed(a->value * b->value);
+    auto b = a ? scalar_at(p->input(1), depth + 1) : std::nullopt;
+    if (!b) return std::nullopt;
+    auto pa = parse_product(*a), pb = parse_product(*b);
+    auto m = pa && pb ? multiply(*pa, *pb) : std::nullopt;
+    if (!m) return std::nullopt;
+    return spell(*m);
   }
   if (op == "Add" || op == "Sub") {
     auto a = scalar_at(p->input(0), depth + 1);
@@ -78,11 +82,15 @@ std::optional<Dim> scalar_at(const Value* v, int depth) {
   return std::nullopt;
 }
 
+// A constant integer as an element: INT64_MIN (exporters' "from the very start" for Slice's starts) would read
+// as kUnknownInt, so it is INT64_MIN + 1, the same bound everywhere a bound is clamped (no size is negative).
+Dim int_element(int64_t x) { return Dim{x == kUnknownInt ? kUnknownInt + 1 : x, {}}; }
+
 std::optional<std::vector<Dim>> ints_of(const Tensor& t) {
   if (!t.defined() || t.rank() > 1) return std::nullopt;
   std::vector<Dim> out;
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (t.dtype() == DType::kInt64) out.push_back(Dim{t.data<int64_t>()[i], {}});
+    if (t.dtype() == DType::kInt64) out.push_back(int_element(t.data<int64_t>()[i]));
     else if (t.dtype() == DType::kInt32) out.push_back(Dim{t.data<int32_t>()[i], {}});
     else return std::nullopt;
   }
@@ -98,7 +106,7 @@ std::optional<std::vector<Dim>> vector_at(const Value* v, int depth) {
   if (op == "Constant") {
     if (const Attribute* a = p->attr("value_ints")) {
       std::vector<Dim> out;
-      for (int64_t x : a->ints) out.push_back(Dim{x, {}});
+      for (int64_t x : a->ints) out.push_back(int_element(x));
       return out;
     }
     if (const Attribute* a = p->attr("value")) return ints_of(a->t);
@@ -204,9 +212,13 @@ std::optional<std::vector<Dim>> vector_at(const Value* v, int depth) {
         else out.push_back(Dim{kUnknownInt, {}});
       } else if (op == "Mul") {
         const Dim &x = at(0, i), &y = at(1, i);
+        auto size = [](const Dim& d) { return d.param.empty() && d.value < 0 ? std::nullopt : parse_product(d); };
+        auto px = size(x), py = size(y);
+        auto m = px && py ? multiply(*px, *py) : std::nullopt;
         if (is_int(x) && is_int(y)) out.push_back(Dim{x.value * y.value, {}});
         else if (is_int(x) && x.value == 1) out.push_back(y);
         else if (is_int(y) && y.value == 1) out.push_back(x);
+        else if (m) out.push_back(spell(*m));
         else out.push_back(Dim{kUnknownInt, {}});
       } else {
         const Dim& c = at(0, i);

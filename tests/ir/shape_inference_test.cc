@@ -65,7 +65,7 @@ TEST(ShapeInference, ReshapeWithConstantShape) {
   Node* r3 = g.add_node("Reshape", "", "r3", {fixed, k->output(0)}, {"y3"});
   ASSERT_TRUE(infer_types(g).is_ok());
   EXPECT_EQ(shape_of(r1->output(0)), "[batch, 12]");
-  EXPECT_EQ(shape_of(r2->output(0)), "[?, 4]");  // batch*3: not a single symbol
+  EXPECT_EQ(shape_of(r2->output(0)), "[3*batch, 4]");  // a product of symbols (ir/dim_product.h)
   EXPECT_EQ(shape_of(r3->output(0)), "[2, 6, 2]");
 }
 
