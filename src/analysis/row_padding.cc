@@ -1,13 +1,14 @@
 #include "analysis/row_padding.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <optional>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "core/dtype.h"
+#include "ir/dim_product.h"
 #include "ir/op_schema.h"
 #include "ir/symbolic_scalar.h"
 
@@ -22,8 +23,25 @@ using ir::Value;
 struct Row {
   int axis = -1;       // the axis carrying B (-1: none)
   bool sized = false;  // its values depend on B's size (computed from a Shape of a value carrying B)
+  // What B is multiplied by at its axis: 1, or the heads an exporter folds into the batch ([B, 6, 400, 64] ->
+  // [6*B, 400, 64]). B is the outer factor there (regroups checks it), so B's rows stay whole and in order.
+  ir::DimProduct inner;
   bool involved() const { return axis >= 0 || sized; }
+  bool merged() const { return axis >= 0 && inner != ir::DimProduct{}; }
 };
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+// Whether a dim's spelling names B anywhere ("B", "6*B", "floor(B/2)", "past + B"), as a whole name.
+bool mentions(const std::string& param, const std::string& b) {
+  if (b.empty()) return false;
+  for (size_t at = param.find(b); at != std::string::npos; at = param.find(b, at + 1)) {
+    const bool starts = at == 0 || !name_char(param[at - 1]);
+    const bool ends = at + b.size() == param.size() || !name_char(param[at + b.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
 
 // Whether a dim's spelling names B inside a sum ("past + B", "B + 1").
 bool in_sum(const std::string& param, const std::string& b) {
@@ -216,37 +234,25 @@ std::string moves(const View& v) {
   return "";
 }
 
-// The dims of a shape as (fixed product, sorted symbols); nullopt when one is unknown.
-std::optional<std::pair<int64_t, std::multiset<std::string>>> product(const std::vector<Dim>& d, size_t from,
-                                                                       size_t to) {
-  int64_t p = 1;
-  std::multiset<std::string> s;
-  for (size_t i = from; i < to; ++i) {
-    if (d[i].is_fixed()) p *= d[i].value;
-    else if (d[i].param.empty()) return std::nullopt;
-    else s.insert(d[i].param);
-  }
-  return std::make_pair(p, s);
-}
-
 // Reshape / Flatten: B keeps its rows when what comes before it and what comes after it hold the same
-// elements in the input and the output (their dims' products agree).
+// elements in the input and the output (their dims' products agree, with what B is multiplied by at its axis
+// counted after it: [B, 6, 400, 64] -> [6*B, 400, 64] and back keep B's rows whole and in order).
 std::string regroups(const View& v) {
   if (v.sized(0)) return v.where() + " reads a size of it as data";
   for (int i = 1; i < v.n.num_inputs(); ++i)
     if (std::string why = v.shape_operand(i); !why.empty()) return why;
   const int a = v.axis(0), o = v.out[0].axis;
   if (a < 0) return "";
-  if (o < 0)
-    return v.where() + " regroups it with other dims (" + v.n.input(0)->type().shape_string() + " -> " +
-           v.n.output(0)->type().shape_string() + ")";
+  const std::string shapes =
+      " (" + v.n.input(0)->type().shape_string() + " -> " + v.n.output(0)->type().shape_string() + ")";
+  if (o < 0) return v.where() + " regroups it with other dims" + shapes;
   const auto& x = *v.n.input(0)->type().shape;
   const auto& y = *v.n.output(0)->type().shape;
-  auto bx = product(x, 0, static_cast<size_t>(a)), ax = product(x, static_cast<size_t>(a) + 1, x.size());
-  auto by = product(y, 0, static_cast<size_t>(o)), ay = product(y, static_cast<size_t>(o) + 1, y.size());
-  const std::string shapes = " (" + v.n.input(0)->type().shape_string() + " -> " + v.n.output(0)->type().shape_string() + ")";
+  auto bx = ir::product_of(x.data(), x.data() + a), ax = ir::product_of(x.data() + a + 1, x.data() + x.size());
+  auto by = ir::product_of(y.data(), y.data() + o), ay = ir::product_of(y.data() + o + 1, y.data() + y.size());
   if (!bx || !ax || !by || !ay) return v.where() + ": the dims around it are not all known" + shapes;
-  if (*bx != *by || *ax != *ay) return v.where() + " regroups it with other dims" + shapes;
+  auto rx = ir::multiply(v.in[0].inner, *ax), ry = ir::multiply(v.out[0].inner, *ay);
+  if (*bx != *by || !rx || !ry || *rx != *ry) return v.where() + " regroups it with other dims" + shapes;
   return "";
 }
 
@@ -516,6 +522,7 @@ class Prover {
       if (v->is_initializer() || v->type().kind != ir::TypeInfo::Kind::kTensor) continue;  // no declared dims
       Row r;
       if (std::string why = carried(v, r); !why.empty()) return why;
+      if (r.merged()) return "input '" + v->name() + "' has it inside a product";
       rows_[v] = r;
     }
     for (const auto& node : g_.nodes())
@@ -542,12 +549,19 @@ class Prover {
     if (!v->type().shape) return "the shape of value '" + v->name() + "' is not known";
     const auto& dims = *v->type().shape;
     for (size_t a = 0; a < dims.size(); ++a) {
-      if (dims[a].param == b_) {
-        if (r.axis >= 0) return "value '" + v->name() + "' has it at two axes";
-        r.axis = static_cast<int>(a);
-      } else if (in_sum(dims[a].param, b_)) {
-        return "value '" + v->name() + "' has it inside a sum ('" + dims[a].param + "')";
+      if (!mentions(dims[a].param, b_)) continue;
+      if (in_sum(dims[a].param, b_)) return "value '" + v->name() + "' has it inside a sum ('" + dims[a].param + "')";
+      // B, or a product naming B once ("6*B": B's rows, each 6 rows long). Another expression of B
+      // ("floor(B/2) + 1") does not carry it: the rule or the walk says why.
+      std::optional<ir::DimProduct> inner = ir::DimProduct{};
+      if (dims[a].param != b_) {
+        auto p = ir::parse_product(dims[a]);
+        inner = p ? ir::divide(*p, ir::DimProduct{1, {b_}}) : std::nullopt;
+        if (!inner || inner->symbols.count(b_)) continue;
       }
+      if (r.axis >= 0) return "value '" + v->name() + "' has it at two axes";
+      r.axis = static_cast<int>(a);
+      r.inner = *inner;
     }
     return "";
   }
@@ -595,6 +609,8 @@ class Prover {
       v.out.push_back(r);
     }
     if (v.out.empty()) return v.where() + " has no outputs";
+    if (rule->second != regroups)  // only a Reshape changes what B is multiplied by; elsewhere rows must agree
+      if (std::string why = same_grouping(v); !why.empty()) return why;
     if (std::string why = rule->second(v); !why.empty()) return why;
     for (size_t o = 0; o < v.out.size(); ++o) {  // the shape a graph output declares is what is sliced back
       const Value* out = n.output(static_cast<int>(o));
@@ -615,9 +631,28 @@ class Prover {
       if (!out) continue;
       if (v.out[o].axis < 0 && (!out->users().empty() || g_.is_output(out)))
         return v.where() + " output '" + out->name() + "' depends on it but does not carry it";
+      if (v.out[o].merged() && g_.is_output(out))
+        return "output '" + out->name() + "' has it inside a product (" + out->type().shape_string() + ")";
       rows_[out] = v.out[o];
       if (v.out[o].axis >= 0 && g_.is_output(out)) output_axes_.emplace_back(out->name(), v.out[o].axis);
     }
+    return "";
+  }
+
+  // The inputs and outputs carrying B multiply it by the same (a [6*B, ...] row is not a [B, ...] one).
+  static std::string same_grouping(const View& v) {
+    auto spelled = [&](const Row& r) {
+      auto p = ir::multiply(r.inner, ir::DimProduct{1, {v.b}});
+      return p ? ir::spell(*p).param : std::string("?");
+    };
+    const Row* first = nullptr;
+    for (const std::vector<Row>* rows : {&v.in, &v.out})
+      for (const Row& r : *rows) {
+        if (r.axis < 0) continue;
+        if (first && first->inner != r.inner)
+          return v.where() + " meets it grouped differently (" + spelled(*first) + " and " + spelled(r) + ")";
+        if (!first) first = &r;
+      }
     return "";
   }
 
@@ -629,7 +664,7 @@ class Prover {
       bool names_b = false, unknown = false;
       for (const Dim& x : *d) {
         unknown = unknown || (!ir::is_int(x) && x.param.empty());
-        names_b = names_b || x.param == b_ || in_sum(x.param, b_);
+        names_b = names_b || mentions(x.param, b_);
       }
       if (!names_b && !unknown) r.sized = false;
     }
@@ -649,7 +684,8 @@ std::map<std::string, std::string> prove_row_dims(const ir::Graph& graph, std::m
   for (const Value* v : graph.inputs()) {
     if (v->is_initializer() || !v->type().shape) continue;
     for (const Dim& d : *v->type().shape)
-      if (!d.is_fixed() && !d.param.empty() && d.param.find(" + ") == std::string::npos && !out.count(d.param)) {
+      if (!d.is_fixed() && !d.param.empty() && d.param.find(" + ") == std::string::npos && !out.count(d.param) &&
+          ir::parse_product(d) == ir::DimProduct{1, {d.param}}) {  // a sum or a product is not a dim of its own
         Prover p(graph, d.param);
         out[d.param] = p.run();
         if (output_axes && out[d.param].empty() && !p.output_axes().empty()) (*output_axes)[d.param] = p.output_axes();

@@ -11,7 +11,8 @@
 //
 // The proof walks the graph once per symbol of the inputs, before the optimizer (standard ONNX ops, shapes
 // inferred with their symbols: ir/shape_inference.h, ir/symbolic_scalar.h). A value carries B at the one axis
-// of its inferred shape named B; sizes (Shape / Size of such a value, and what is computed from them alone)
+// of its inferred shape named B, or B times other dims where a Reshape folds attention heads into the batch
+// ("6*B": ir/dim_product.h; B must stay the outer factor, ops meet rows grouped alike, outputs carry B itself); sizes (Shape / Size of such a value, and what is computed from them alone)
 // are followed apart. Each op's rule (one table, row_padding.cc) says where the op mixes positions: the axes
 // of an input it reduces, contracts, indexes, concatenates or slices along, the inputs that may hold sizes (a
 // Reshape's target), how its outputs' axes follow. What has no rule, a value of unknown shape on the way, B
