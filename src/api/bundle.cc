@@ -4,6 +4,7 @@
 #include <future>
 #include <map>
 
+#include "api/bundle_row_proof.h"
 #include "backend/cpu/simd/isa.h"
 #include "backend/cpu/threading/cpu_affinity.h"
 #include "backend/packed_weights.h"
@@ -49,6 +50,7 @@ Result<std::string> write_session_bundle(const runtime::Session& s, std::vector<
                 {"cpu_isa", cpu::simd::isa_name(cpu::simd::detected_isa())},
                 {"plans", std::to_string(b.plans.size())},
                 {"packed_weights", std::to_string(b.packed.size())}};
+  write_row_proof(s.row_proof(), b.manifest);
   return bundle::write_bundle(b);
 }
 
@@ -153,6 +155,8 @@ Result<std::unique_ptr<runtime::Session>> session_from(bundle::Bundle& b, std::s
   // session compiles them).
   SDX_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> s,
                        runtime::Session::create(std::move(model), options, /*optimized=*/true), "bundle");
+  SDX_ASSIGN_OR_RETURN(runtime::RowProof rows, read_row_proof(b.manifest), "");
+  s->adopt_row_proof(std::move(rows));
   for (size_t i = 0; i < b.plans.size(); ++i) {
     const bundle::PlanRecord& p = b.plans[i];
     if (p.inputs.size() != s->inputs().size())

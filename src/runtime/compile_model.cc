@@ -24,7 +24,7 @@ std::vector<std::string> readers(const ir::Value* v) {
 
 }  // namespace
 
-Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOptions& options) {
+Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOptions& options, bool prove_rows) {
   if (!model.graph) return invalid_argument("model has no graph");
   ir::Graph& g = *model.graph;
   // The gate first: type inference and every pass may assume a model that passed it.
@@ -36,7 +36,7 @@ Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOption
   SDX_RETURN_IF_ERROR(ir::infer_types(g), "type inference");
   SDX_RETURN_IF_ERROR(ir::verify(g), "verifier");
   CompiledModel c;
-  c.row_dims = analysis::prove_row_dims(g, &c.row_output_axes);
+  if (prove_rows) c.rows.dims = analysis::prove_row_dims(g, &c.rows.output_axes);
   std::map<std::string, std::vector<std::string>> readers_before;
   for (const ir::Value* v : g.initializers())
     if (!v->is_graph_input()) readers_before[v->name()] = readers(v);

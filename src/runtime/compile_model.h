@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "opt/pass_manager.h"
+#include "runtime/row_proof.h"
 
 namespace sdx::runtime {
 
@@ -21,15 +22,11 @@ struct CompiledModel {
   // Initializers a caller may override (Session::set_variable): graph inputs, and constants whose readers
   // the optimizer left exactly as they were (it may have read, folded or merged the others).
   std::unordered_set<const ir::Value*> overridable;
-  // Per symbolic input dim: "" when padding it is exact (rows independent), else why not; proven on the graph
-  // as loaded, before the optimizer (analysis/row_padding.h).
-  std::map<std::string, std::string> row_dims;
-  // Per proven dim: graph outputs that carry it where their declared shape has a placeholder (output, axis).
-  std::map<std::string, std::vector<std::pair<std::string, int>>> row_output_axes;
+  RowProof rows;  // empty when not proven (prove_rows false)
 };
 
-// Verifies, types and optimizes model.graph in place.
-Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOptions& options);
+// Verifies, types and optimizes model.graph in place; proves its row dims first when `prove_rows`.
+Result<CompiledModel> compile_model(ir::Model& model, const opt::OptimizerOptions& options, bool prove_rows = true);
 
 // Describes nodes with no kernel as one message: "3 unsupported operators: Foo (opset 13) at nodes 'a', 'b'; ...".
 std::string describe_unsupported(const std::vector<const ir::Node*>& nodes);

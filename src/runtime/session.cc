@@ -54,12 +54,12 @@ Status Session::init() {
   }
   opt::OptimizerOptions optimizer = options_.optimizer;
   if (optimized_) optimizer.enabled = false;
-  SDX_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(model_, optimizer), "");
+  // An optimized graph's row proof is its bundle's (adopt_row_proof): fused ops have no row rules.
+  SDX_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(model_, optimizer, /*prove_rows=*/!optimized_), "");
   optimization_ = std::move(compiled.optimization);
   optimization_.preoptimized = optimized_;
   overridable_ = std::move(compiled.overridable);
-  row_dims_ = std::move(compiled.row_dims);
-  row_output_axes_ = std::move(compiled.row_output_axes);
+  rows_ = std::move(compiled.rows);
   std::vector<const ir::Node*> unsupported;
   if (!loops_) loops_ = std::make_shared<analysis::LoopMonitor>(options_.loops);
   BodySessionCompiler bodies(model_, options_, loops_);

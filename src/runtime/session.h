@@ -39,6 +39,7 @@
 #include "runtime/graph_executor.h"
 #include "runtime/input_check.h"
 #include "runtime/plan_cache.h"
+#include "runtime/row_proof.h"
 #include "runtime/session_options.h"
 #include "runtime/shape_buckets.h"
 #include "runtime/shape_variety.h"
@@ -147,7 +148,11 @@ class Session {
   // Per symbolic input dim: "" when padding it is proven exact (independent rows), else why not
   // (analysis/row_padding.h). Without a shape_buckets option, dims proven so that vary across calls switch to
   // automatic buckets (SessionOptions::auto_shape_buckets; session_buckets.cc).
-  const std::map<std::string, std::string>& row_dims() const { return row_dims_; }
+  const std::map<std::string, std::string>& row_dims() const { return rows_.dims; }
+  const RowProof& row_proof() const { return rows_; }
+  // The proof made before the optimizer, for a session created from an optimized graph (a bundle's: its
+  // manifest keeps it). Before the first call.
+  void adopt_row_proof(RowProof proof) { rows_ = std::move(proof); }
 
  private:
   Session() = default;
@@ -186,6 +191,9 @@ class Session {
   // Initializers set_variable may override: graph inputs, and constants whose readers the optimizer
   // left exactly as they were (it may have read, folded or merged the others).
   std::unordered_set<const ir::Value*> overridable_;
+  // The row proof (compile_model.h, or a bundle's: adopt_row_proof); immutable once calls begin. Declared
+  // before on_captured_: the disk cache's writer, which it holds, reads it until the writer is destroyed.
+  RowProof rows_;
   std::vector<int> all_outputs_;  // 0..outputs()-1
   // Warmup records from a bundle (seed_plan), by input signature; immutable once calls begin.
   std::vector<std::pair<ShapeSignature, std::vector<plan::RecordedSlot>>> seeded_;
@@ -211,11 +219,9 @@ class Session {
   mutable std::atomic<Context*> bound_{nullptr};
   // Symbolic dims padded up to buckets on the feeds path (options_.shape_buckets); null without them.
   std::unique_ptr<ShapeBuckets> buckets_;
-  // Automatic buckets (session_buckets.cc): the proof per dim, the executor's hook, the buckets switched on
-  // (made once, under auto_mu_, kept for the session's life) and the buckets in use: buckets_ or
-  // auto_buckets_, published with release once made, read with acquire by every call.
-  std::map<std::string, std::string> row_dims_;
-  std::map<std::string, std::vector<std::pair<std::string, int>>> row_output_axes_;  // compile_model.h
+  // Automatic buckets (session_buckets.cc): the executor's hook, the buckets switched on (made once, under
+  // auto_mu_, kept for the session's life) and the buckets in use: buckets_ or auto_buckets_, published with
+  // release once made, read with acquire by every call.
   std::function<std::string(const ShapeVariety::Varied&)> on_shapes_vary_;
   mutable std::mutex auto_mu_;
   mutable std::unique_ptr<ShapeBuckets> auto_buckets_;

@@ -28,8 +28,8 @@ std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const
   std::vector<std::string> spec;
   std::string kept;
   for (const std::string& name : varied.dims) {
-    auto it = row_dims_.find(name);
-    const std::string why = it == row_dims_.end() ? "not an input dim of its own" : it->second;
+    auto it = rows_.dims.find(name);
+    const std::string why = it == rows_.dims.end() ? "not an input dim of its own" : it->second;
     if (why.empty()) spec.push_back(name + "=auto:" + std::to_string(k));
     else kept += (kept.empty() ? "" : "; ") + ("'" + name + "' keeps exact shapes: " + why);
   }
@@ -46,8 +46,8 @@ std::string Session::switch_to_buckets(const ShapeVariety::Varied& varied) const
     std::vector<ValueInfo> outputs = outputs_;
     for (const std::string& s : spec) {
       const std::string name = s.substr(0, s.find('='));
-      auto it = row_output_axes_.find(name);
-      if (it == row_output_axes_.end()) continue;
+      auto it = rows_.output_axes.find(name);
+      if (it == rows_.output_axes.end()) continue;
       for (const auto& [output, axis] : it->second)
         for (ValueInfo& o : outputs)
           if (o.name == output && o.type.shape && axis < static_cast<int>(o.type.shape->size()))

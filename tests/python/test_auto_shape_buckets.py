@@ -112,3 +112,44 @@ def test_auto_shape_buckets_off_keeps_exact_shapes_and_says_what_is_proven():
     assert buckets is None and bucketed == ""
     assert "padding proven exact (independent rows) for 'batch'" in vary, vary
     assert "SessionOptions.auto_shape_buckets pads them" in vary, vary
+
+
+_CACHED_CHILD = r"""
+import json, sys
+import numpy as np
+import sdx
+import sdx.diagnostics
+sdx.diagnostics.enable("CACHE")
+sess = sdx.InferenceSession(sys.argv[1])
+for _ in range(3):  # warm-up, freeze, capture: the capture writes the entry
+    sess.run(None, {"x": np.ones((2, 16), np.float32)})
+rows = sess._native.row_dims()
+del sess  # joins the cache writer
+counts = sdx.diagnostics.report().get("categories", {}).get("CACHE", {}).get("counts", {})
+print(json.dumps({"rows": rows, "hit": counts.get("PLAN_CACHE_HIT", 0)}))
+"""
+
+
+def test_a_session_from_the_disk_plan_cache_keeps_the_proof_of_the_graph_as_loaded(tmp_path):
+    # The cached entry holds the optimized graph (MatMul + Relu fused: an op with no row rule); the proof made
+    # before the optimizer travels in the entry's manifest (src/api/bundle_row_proof.h).
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, SDX_DISK_PLAN_CACHE="1", SDX_DISK_PLAN_CACHE_DIR=str(tmp_path / "cache"))
+    for mix_rows in (False, True):
+        path = tmp_path / f"rows_{mix_rows}.onnx"
+        path.write_bytes(_model(mix_rows).SerializeToString())
+        runs = []
+        for _ in range(2):
+            r = subprocess.run([sys.executable, "-c", _CACHED_CHILD, str(path)], capture_output=True, text=True,
+                               env=env, cwd="/", timeout=300)
+            assert r.returncode == 0, r.stderr
+            runs.append(__import__("json").loads(r.stdout.strip().splitlines()[-1]))
+        cold, warm = runs
+        assert cold["hit"] == 0 and warm["hit"] == 1, runs  # the second session came from the entry
+        assert warm["rows"] == cold["rows"], runs
+        if mix_rows:
+            assert "ReduceMax" in warm["rows"]["batch"], runs
+        else:
+            assert warm["rows"] == {"batch": ""}, runs
