@@ -153,3 +153,30 @@ def test_a_session_from_the_disk_plan_cache_keeps_the_proof_of_the_graph_as_load
             assert "ReduceMax" in warm["rows"]["batch"], runs
         else:
             assert warm["rows"] == {"batch": ""}, runs
+
+
+def test_heads_folded_into_the_batch_are_proven_and_padding_them_is_exact():
+    # x [batch, 6, 10, 8] -> Reshape [-1, 10, 8] ("6*batch": the heads folded into the batch, as exporters write
+    # attention) -> MatMul -> Softmax -> Reshape [-1, 6, 10, 8]: rows stay whole, the batch the outer factor.
+    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 8], np.random.default_rng(2).normal(size=64).tolist())
+    fold = helper.make_tensor("fold", TensorProto.INT64, [3], [-1, 10, 8])
+    unfold = helper.make_tensor("unfold", TensorProto.INT64, [4], [-1, 6, 10, 8])
+    nodes = [helper.make_node("Reshape", ["x", "fold"], ["f"]), helper.make_node("MatMul", ["f", "w"], ["m"]),
+             helper.make_node("Softmax", ["m"], ["p"], axis=-1), helper.make_node("Reshape", ["p", "unfold"], ["y"])]
+    g = helper.make_graph(nodes, "heads", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6, 10, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6, 10, 8])], [w, fold, unfold])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    assert sdx.InferenceSession(model)._native.row_dims() == {"batch": ""}
+    opts = sdx.SessionOptions()
+    opts.shape_buckets = ["batch=4"]
+    padded = sdx.InferenceSession(model, opts)
+    exact_opts = sdx.SessionOptions()
+    exact_opts.auto_shape_buckets = False
+    exact = sdx.InferenceSession(model, exact_opts)
+    rng = np.random.default_rng(3)
+    for b in (1, 3, 2, 5):
+        x = rng.normal(size=(b, 6, 10, 8)).astype(np.float32)
+        y = padded.run(None, {"x": x})[0]
+        assert y.shape == (b, 6, 10, 8)
+        np.testing.assert_allclose(y, exact.run(None, {"x": x})[0], rtol=1e-6, atol=1e-7)
+    assert padded._native.shape_buckets()["status"].startswith("checked"), padded._native.shape_buckets()
