@@ -160,27 +160,24 @@ TEST(RowPadding, HeadsFoldedIntoTheBatchKeepItsRowsWhenTheBatchIsTheOuterFactor)
 }
 
 TEST(RowPadding, RowsGroupedDifferentlyDoNotMeet) {
-  Graph g("g");
-  Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(2), F(4)}));
-  Value* z = g.add_input("z", TypeInfo::tensor(DType::kFloat32, Dims{N("2*batch"), F(4)}));
-  Node* fold = g.add_node("Reshape", "", "fold", {x, ints(g, "s2", {-1, 4})}, {"f"});
-  Node* add = g.add_node("Add", "", "add", {fold->output(0), g.add_input("u", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(4)}))},
-                         {"y"});
-  g.add_output(add->output(0));
-  Node* rz = g.add_node("Relu", "", "rz", {z}, {"rz"});
-  g.add_output(rz->output(0));
-  ASSERT_TRUE(ir::infer_types(g).is_ok());
-  const std::string why = prove_row_dims(g)["batch"];
+  // x [batch, 2, 4] -> Reshape [-1, 4] ("2*batch") -> Add u [batch, 4]; with_z adds an input z [2*batch, 4].
+  auto prove = [](bool with_z) {
+    Graph g("g");
+    Value* x = g.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(2), F(4)}));
+    Node* fold = g.add_node("Reshape", "", "fold", {x, ints(g, "s2", {-1, 4})}, {"f"});
+    Value* u = g.add_input("u", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(4)}));
+    g.add_output(g.add_node("Add", "", "add", {fold->output(0), u}, {"y"})->output(0));
+    if (with_z) {
+      Value* z = g.add_input("z", TypeInfo::tensor(DType::kFloat32, Dims{N("2*batch"), F(4)}));
+      g.add_output(g.add_node("Relu", "", "rz", {z}, {"rz"})->output(0));
+    }
+    (void)ir::infer_types(g);  // the broadcast of 2*batch with batch may be refused by inference: the prover decides alone
+    return prove_row_dims(g)["batch"];
+  };
+  const std::string why = prove(true);
   EXPECT_NE(why.find("input 'z' has it inside a product"), std::string::npos) << why;
   // Without z: Add meets [2*batch, 4] and [batch, 4].
-  Graph h("h");
-  Value* x2 = h.add_input("x", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(2), F(4)}));
-  Node* fold2 = h.add_node("Reshape", "", "fold", {x2, ints(h, "s2", {-1, 4})}, {"f"});
-  Node* add2 = h.add_node("Add", "", "add", {fold2->output(0), h.add_input("u", TypeInfo::tensor(DType::kFloat32, Dims{N("batch"), F(4)}))},
-                          {"y"});
-  h.add_output(add2->output(0));
-  (void)ir::infer_types(h);  // the broadcast of 2*batch with batch may be refused by inference: the prover decides alone
-  const std::string why2 = prove_row_dims(h)["batch"];
+  const std::string why2 = prove(false);
   EXPECT_NE(why2.find("node 'add' (Add) meets it grouped differently (2*batch and batch)"), std::string::npos) << why2;
 }
 
